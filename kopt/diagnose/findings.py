@@ -1,0 +1,98 @@
+"""The shared vocabulary of diagnosis: Evidence and Finding (see DESIGN.md).
+
+Every level (L1..L4) returns Findings; the optimizer, the rounds store, `kopt ask`
+and the MCP server all speak in these terms, so they stay plain, JSON-friendly data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LEVELS = ("L1", "L2", "L3", "L4")
+
+EVIDENCE_SOURCES = (
+    "pattern", "timing", "ncu", "ttir", "ttgir", "llir", "ptx", "sass", "trajectory",
+    "compiler_source", "source", "compile_log", "ttadapter",
+)
+
+# The fixed label set of root causes. A Finding's id is always one of these, so rounds,
+# patterns and evals can be compared across kernels and runs.
+FINDING_IDS: dict[str, str] = {
+    "non_vectorized_load": "global loads/stores narrower than 16 bytes where the data would allow it",
+    "uncoalesced_access": "threads of a warp touch scattered addresses (strided or transposed access)",
+    "misaligned_access": "pointers or strides not known to be 16-byte aligned, so vector width drops",
+    "no_software_pipelining": "loop loads are not multi-buffered (no cp.async/TMA pipelining)",
+    "layout_conversion": "convert_layout ops shuffle data through shared memory",
+    "register_spill": "registers spill to local memory (LDL/STL)",
+    "low_occupancy": "too few warps resident per SM (registers, shared memory or tiny grid)",
+    "untuned_config": "block sizes, num_warps or num_stages not tuned for the shape",
+    "small_block": "a hard-coded block too small to keep the memory system busy",
+    "fp32_dot_ieee": "fp32 dot at ieee precision, so tensor cores sit idle",
+    "no_tensor_cores": "a dot lowered to FMA instead of wgmma/mma",
+    "poor_l2_reuse": "program order re-reads tiles from DRAM that a grouped order would keep in L2",
+    "scalar_loop": "per-element scalar work in a loop where a block operation would do",
+    "int64_indexing": "64-bit index arithmetic where 32 bits would do (or overflow where it won't)",
+    "modulo_indexing": "division/modulo in offsets defeats contiguity analysis",
+    "redundant_loads": "the same data is loaded repeatedly inside a loop",
+    "transpose_before_dot": "an operand is transposed in registers before a dot",
+    "tail_effect": "the grid leaves SMs idle in the last wave",
+    "too_many_programs": "many tiny programs; launch and scheduling overhead dominate",
+    "bank_conflicts": "shared-memory bank conflicts",
+    "atomic_contention": "many programs hit the same addresses with atomics",
+    "unfused_ops": "separate kernels or passes over memory that one kernel could do",
+    "serial_reduction": "a reduction done serially or in many passes",
+    "memory_bound": "bytes moved dominate; the kernel sits on the bandwidth roofline side",
+    "compute_bound": "arithmetic dominates; the kernel sits on the compute roofline side",
+    "latency_bound": "neither bandwidth nor compute is saturated: not enough work in flight",
+    "masked_access": "masks the compiler cannot prove aligned split vector accesses",
+    "unstructured_access": "Ascend: offsets the adapter cannot turn into a block copy (scalar loop)",
+    "compile_failure": "the kernel does not compile",
+}
+
+
+@dataclass
+class Evidence:
+    """One observation behind a finding, with the level it came from and where it points."""
+
+    level: str
+    source: str
+    summary: str
+    data: dict[str, Any] = field(default_factory=dict)
+    location: str | None = None  # kernel file:line, or compiler path:line@version
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+        return cls(**d)
+
+
+@dataclass
+class Finding:
+    """A root-cause hypothesis with its evidence, what a fix must satisfy, and catalog patterns that address it."""
+
+    id: str
+    level: str
+    message: str
+    confidence: float = 0.5
+    evidence: list[Evidence] = field(default_factory=list)
+    kernel_lines: list[int] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.id not in FINDING_IDS:
+            raise ValueError(f"unknown finding id {self.id!r}; known: {', '.join(sorted(FINDING_IDS))}")
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown level {self.level!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        d = dict(d)
+        d["evidence"] = [Evidence.from_dict(e) for e in d.get("evidence", [])]
+        return cls(**d)
