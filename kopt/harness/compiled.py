@@ -28,6 +28,7 @@ class CompiledKernel:
     ptxas_log: str = ""
     trajectory: list[tuple[str, str]] = field(default_factory=list)  # (pass name, IR before it), in order
     cache_key: str = ""
+    grid: list[int] = field(default_factory=list)  # the launch grid for the case it was compiled from
 
     def to_dict(self, with_asm: bool = True) -> dict[str, Any]:
         d = asdict(self)

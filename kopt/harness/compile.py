@@ -1,0 +1,362 @@
+"""AOT-compile a task's kernels for a target GPU without one.
+
+The task's `entry` runs on CPU tensors with every kernel launch intercepted: Triton's own binder
+(create_function_from_signature + native_specialize_impl, as in triton/runtime/jit.py) turns the
+actual arguments into the signature, constexprs and specialization the JIT would pick; then
+triton.compile lowers each distinct launch to ttir/ttgir/llir/ptx/cubin, and the wheel's
+cuobjdump and ptxas give SASS and resource usage. Results are cached on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from kopt.errors import CompileError, KoptError
+from kopt.harness.compiled import STAGES, CompiledKernel
+from kopt.task import Task, kernel_location
+
+CACHE_VERSION = "1"
+
+
+@dataclass
+class Launch:
+    """One intercepted kernel launch: what the JIT would have compiled, and the grid."""
+
+    fn: Any  # JITFunction
+    signature: dict[str, Any]
+    constexprs: dict[tuple, Any]  # path -> value, as _pack_args gives them
+    attrs: dict[tuple, list]  # path -> [["tt.divisibility", 16]], ...
+    options: dict[str, Any]  # the backend's parsed options
+    grid: tuple[int, ...]
+
+
+def parse_target(target: str | None):
+    """'sm_90' / 'sm_90a' / '90' -> GPUTarget; None -> the local GPU, else sm_90."""
+    from triton.backends.compiler import GPUTarget
+
+    if target is None:
+        return GPUTarget("cuda", _local_capability() or 90, 32)
+    match = re.fullmatch(r"(?:sm_?)?(\d+)a?", target.strip().lower())
+    if not match:
+        raise KoptError(f"unknown target {target!r}; expected e.g. sm_90 or sm_80")
+    return GPUTarget("cuda", int(match.group(1)), 32)
+
+
+def _local_capability() -> int | None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return major * 10 + minor
+    except Exception:
+        return None
+    return None
+
+
+def target_name(target) -> str:
+    return f"sm_{target.arch}"
+
+
+@contextlib.contextmanager
+def intercept_launches(target) -> Iterator[list[Launch]]:
+    """Within this block, kernel launches are recorded (with Triton's own specialization) instead of run.
+    Autotuned kernels take their first config: there is nothing to benchmark without a GPU."""
+    from triton import knobs
+    from triton.compiler import make_backend
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    backend = make_backend(target)
+    launches: list[Launch] = []
+
+    def record(self, *args, grid, warmup, **kwargs):
+        kwargs["debug"] = kwargs.get("debug", self.debug) or knobs.runtime.debug
+        kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+        binder = create_function_from_signature(self.signature, self.params, backend)
+        bound_args, specialization, options = binder(*args, **kwargs)
+        options, signature, constexprs, attrs = self._pack_args(backend, kwargs, bound_args, specialization, options)
+        if callable(grid):
+            grid = grid(bound_args)
+        launches.append(Launch(self, signature, constexprs, attrs, dict(options.__dict__), tuple(grid)))
+        return None
+
+    def first_config(self, *args, **kwargs):
+        return self.fn.run(*args, **kwargs, **self.configs[0].all_kwargs())
+
+    saved = JITFunction.run, Autotuner.run
+    JITFunction.run, Autotuner.run = record, first_config
+    try:
+        yield launches
+    finally:
+        JITFunction.run, Autotuner.run = saved
+
+
+def capture_launches(task: Task, case: dict, target) -> list[Launch]:
+    """Run the task's entry on CPU inputs for `case` and return its distinct kernel launches, in order."""
+    if task.entry is None:
+        raise KoptError(f"{task.path}: nothing to compile (a KernelBench module needs ModelNew with Triton kernels)")
+    inputs = task.make_inputs(case, "cpu", 0)
+    with intercept_launches(target) as launches:
+        try:
+            task.entry(*inputs)
+        except Exception as exc:
+            if not launches:
+                raise KoptError(f"{task.path}: entry failed before launching a kernel: {type(exc).__name__}: {exc}") from exc
+            # entry may post-process a kernel's (unwritten) output; the launches are what we need
+    distinct: dict[str, Launch] = {}
+    for launch in launches:
+        distinct.setdefault(_launch_key(launch), launch)
+    return list(distinct.values())
+
+
+def _launch_key(launch: Launch) -> str:
+    return json.dumps([launch.fn.cache_key, launch.signature, sorted(map(repr, launch.constexprs.items())),
+                       sorted(map(repr, launch.attrs.items())), sorted(map(repr, launch.options.items()))])
+
+
+def _arg_names(launch: Launch) -> list[str]:
+    return list(launch.signature.keys())
+
+
+def _by_name(launch: Launch, paths: dict[tuple, Any]) -> dict[str, Any]:
+    names = _arg_names(launch)
+    return {".".join([names[p[0]], *map(str, p[1:])]): v for p, v in paths.items()}
+
+
+def _specialization(launch: Launch) -> dict[str, list[str]]:
+    spec: dict[str, list[str]] = {}
+    for name, attrs in _by_name(launch, launch.attrs).items():
+        for key, value in attrs:
+            label = f"divisible_by_{value}" if key == "tt.divisibility" else f"{key}={value}"
+            spec.setdefault(name, []).append(label)
+    declared = {p.name for p in launch.fn.params if p.is_constexpr}
+    for name, value in _by_name(launch, launch.constexprs).items():
+        if name not in declared and value == 1:
+            spec.setdefault(name, []).append("equal_to_1")  # the JIT turned an int 1 into a constant
+    return spec
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return repr(value)
+
+
+def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_dir: Path | None = None) -> CompiledKernel:
+    """Lower one launch through every stage (cached by source hash + target + specialization + options)."""
+    import triton
+
+    key = hashlib.sha256(
+        f"{CACHE_VERSION}|{triton.__version__}|{target_name(target)}|{_launch_key(launch)}".encode()).hexdigest()[:32]
+    cached = _cache_read(cache_dir, key, trajectory)
+    if cached is not None:
+        return cached
+    source_file, first_line = kernel_location(launch.fn)
+    name = launch.fn.fn.__name__
+    dump_text = ""
+    from triton.compiler import ASTSource
+
+    src = ASTSource(fn=launch.fn, signature=launch.signature, constexprs=launch.constexprs, attrs=launch.attrs)
+    try:
+        with _trajectory_dump(trajectory) as dump_path:
+            ck = triton.compile(src, target=target, options=launch.options)
+            dump_text = dump_path.read_text() if dump_path else ""
+    except Exception as exc:
+        raise CompileError(_compile_message(exc, name, source_file, first_line)) from exc
+    asm = {stage: ck.asm[stage] for stage in ("ttir", "ttgir", "llir", "ptx") if stage in ck.asm}
+    asm["sass"] = _sass(ck.asm["cubin"])
+    usage = _ptxas_usage(asm["ptx"], target, launch.options)
+    kernel = CompiledKernel(
+        name=name, source_file=source_file, first_line=first_line, target=target_name(target),
+        signature={k: str(v) for k, v in launch.signature.items()},
+        constexprs={k: _jsonable(v) for k, v in _by_name(launch, launch.constexprs).items()},
+        specialization=_specialization(launch),
+        options={k: _jsonable(v) for k, v in launch.options.items()},
+        asm=asm, shared_bytes=int(ck.metadata.shared), trajectory=parse_trajectory(dump_text),
+        cache_key=key, **usage,
+    )
+    _cache_write(cache_dir, key, kernel)
+    return kernel
+
+
+def compile_task(task: Task, *, case: int | dict | None = None, target: str | None = None, trajectory: bool = False,
+                 stages: list[str] | tuple[str, ...] | None = None, cache_dir: Path | None = None) -> list[CompiledKernel]:
+    """AOT-compile every kernel `entry` launches for one case (index into CASES, a case dict, or the first)."""
+    gpu_target = parse_target(target)
+    if case is None:
+        case = task.cases[0]
+    elif isinstance(case, int):
+        if not 0 <= case < len(task.cases):
+            raise KoptError(f"{task.path}: no case {case}; CASES has {len(task.cases)} (0..{len(task.cases) - 1})")
+        case = task.cases[case]
+    unknown = set(stages or ()) - set(STAGES)
+    if unknown:
+        raise KoptError(f"unknown stage(s) {', '.join(sorted(unknown))}; known: {', '.join(STAGES)}")
+    if cache_dir is None:
+        from kopt.config import load_settings
+
+        cache_dir = load_settings().state_dir / "cache" / "compile"
+    kernels = []
+    for launch in capture_launches(task, case, gpu_target):
+        kernel = compile_launch(launch, gpu_target, trajectory=trajectory, cache_dir=cache_dir)
+        kernel.grid = list(launch.grid)  # the case's grid; the compiled code does not depend on it
+        kernels.append(kernel)
+    if stages:
+        for kernel in kernels:
+            kernel.asm = {s: text for s, text in kernel.asm.items() if s in stages}
+    return kernels
+
+
+# --- pieces ---------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _trajectory_dump(enabled: bool) -> Iterator[Path | None]:
+    """MLIR's pass-by-pass dump into a temp file (forcing a real compile so the passes run)."""
+    if not enabled:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="kopt-mlir-") as tmp:
+        path = Path(tmp) / "dump.mlir"
+        path.touch()
+        env = {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": str(path), "TRITON_ALWAYS_COMPILE": "1"}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            with _stderr_to(Path(tmp) / "stderr.txt"):  # the pipeliner's internal dumps go to stderr
+                yield path
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Redirect file descriptor 2 (C++ writes there, below Python's sys.stderr)."""
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "w") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump Before (\S+)(.*?)//----- //\s*$", re.M)
+
+
+def parse_trajectory(text: str) -> list[tuple[str, str]]:
+    """`// -----// IR Dump Before <Pass> (...) //----- //` blocks -> [(pass name, IR before it)], in order."""
+    headers = list(_DUMP_HEADER.finditer(text))
+    out = []
+    for i, header in enumerate(headers):
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
+        out.append((header.group(1), text[header.end():end].strip("\n")))
+    return out
+
+
+def _sass(cubin: bytes) -> str:
+    from triton.tools.disasm import get_sass
+
+    try:
+        return get_sass(cubin)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return f"// SASS unavailable: {exc}"
+
+
+_USED = re.compile(r"Used (\d+) registers")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def _ptxas_usage(ptx: str, target, options: dict) -> dict[str, Any]:
+    """Registers, spills and stack from `ptxas -v` on the PTX, as Triton invokes it (independent of its cache)."""
+    from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+
+    with tempfile.TemporaryDirectory(prefix="kopt-ptxas-") as tmp:
+        ptx_path = Path(tmp) / "k.ptx"
+        ptx_path.write_text(ptx)
+        fmad = [] if options.get("enable_fp_fusion", True) else ["--fmad=false"]
+        cmd = [get_ptxas(target.arch).path, "-lineinfo", "-v", *fmad, f"--gpu-name={sm_arch_from_capability(target.arch)}",
+               str(ptx_path), "-o", str(Path(tmp) / "k.cubin")]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = (proc.stdout + proc.stderr).strip()
+    used, frame = _USED.search(log), _FRAME.search(log)
+    return {
+        "registers": int(used.group(1)) if used else None,
+        "local_bytes": int(frame.group(1)) if frame else 0,
+        "spill_stores": int(frame.group(2)) if frame else 0,
+        "spill_loads": int(frame.group(3)) if frame else 0,
+        "ptxas_log": log,
+    }
+
+
+def _compile_message(exc: Exception, name: str, source_file: str, first_line: int) -> str:
+    """One line: kernel file:line and the compiler's own words."""
+    line = first_line
+    node = getattr(exc, "node", None)
+    src = getattr(exc, "src", None)
+    if node is not None and getattr(node, "lineno", None):
+        # CompilationError line numbers count from the kernel's first source line (its decorator)
+        line = first_line + node.lineno - 1 - _decorator_lines(src)
+    detail = getattr(exc, "error_message", None) or str(exc)
+    detail = " ".join(l.strip() for l in str(detail).strip().splitlines() if l.strip() and not l.startswith(("    ", "\t")))
+    return f"{source_file}:{line}: kernel {name} failed to compile: {type(exc).__name__}: {detail[:400]}"
+
+
+def _decorator_lines(src: str | None) -> int:
+    if not src:
+        return 0
+    for i, text in enumerate(src.splitlines()):
+        if text.lstrip().startswith("def "):
+            return i
+    return 0
+
+
+def _cache_read(cache_dir: Path | None, key: str, need_trajectory: bool) -> CompiledKernel | None:
+    if cache_dir is None:
+        return None
+    path = cache_dir / f"{key}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    data["trajectory"] = [tuple(step) for step in data.get("trajectory", [])]
+    if need_trajectory and not data["trajectory"]:
+        return None
+    try:
+        return CompiledKernel(**data)
+    except TypeError:
+        return None  # written by another version of CompiledKernel
+
+
+def _cache_write(cache_dir: Path | None, key: str, kernel: CompiledKernel) -> None:
+    """Atomic: a reader never sees half a file."""
+    if cache_dir is None:
+        return
+    path = cache_dir / f"{key}.json"
+    existing = _cache_read(cache_dir, key, False)
+    if existing is not None and existing.trajectory and not kernel.trajectory:
+        return  # keep the richer entry
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(kernel.to_dict(), f)
+    os.replace(tmp, path)
