@@ -1,0 +1,82 @@
+"""Run task or candidate code in a child process with a time limit.
+
+Candidate code (LLM output included) may hang, segfault, hit an illegal address or run out of
+memory; any of these fails the call with a structured reason, never the caller. The child is
+`python -m kopt.harness.worker`: a JSON request on stdin, a JSON result written to a file
+(so nothing the user code prints can corrupt it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REASONS = ("timeout", "crash", "cuda_error", "oom", "exception", "compile_error", "incorrect", "task_error", "no_gpu")
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | None = None, *,
+                  timeout_s: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None, **kw: Any) -> dict[str, Any]:
+    """Run worker op `op` ("validate" | "bench") on a task (and candidate) in a child process.
+
+    Returns {"ok", "reason" (None or one of REASONS), "message" (one line), "result" (the op's dict),
+    "elapsed_s"}. Never raises for anything the child does."""
+    with tempfile.TemporaryDirectory(prefix="kopt-sandbox-") as tmp:
+        result_path = Path(tmp) / "result.json"
+        stderr_path = Path(tmp) / "stderr.txt"
+        request = {"op": op, "task": str(Path(task_path).resolve()),
+                   "candidate": str(Path(candidate_path).resolve()) if candidate_path else None,
+                   "result_path": str(result_path), "kw": kw}
+        child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        start = time.monotonic()
+        with open(stderr_path, "w") as stderr:
+            proc = subprocess.Popen([sys.executable, "-m", "kopt.harness.worker"], stdin=subprocess.PIPE,
+                                    stdout=stderr, stderr=stderr, env=child_env, start_new_session=True, text=True)
+            try:
+                proc.communicate(json.dumps(request), timeout=timeout_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                timed_out = True
+        elapsed = round(time.monotonic() - start, 3)
+        _kill_group(proc)  # anything the child left running (e.g. its own subprocesses)
+        if timed_out:
+            return _failure("timeout", f"no result after {timeout_s:g} s; the child was killed (a hang?)", elapsed)
+        if result_path.is_file():
+            outcome = json.loads(result_path.read_text())
+            outcome["elapsed_s"] = elapsed
+            return outcome
+        return _failure(*_classify_exit(proc.returncode, _tail(stderr_path)), elapsed)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _classify_exit(returncode: int, stderr_tail: str) -> tuple[str, str]:
+    if returncode < 0:
+        sig = signal.Signals(-returncode).name
+        if sig == "SIGKILL":
+            return "oom", f"the child was killed by SIGKILL (most likely out of memory); {stderr_tail}".rstrip("; ")
+        return "crash", f"the child died of {sig}; {stderr_tail}".rstrip("; ")
+    return "crash", f"the child exited with status {returncode} and no result; {stderr_tail}".rstrip("; ")
+
+
+def _tail(path: Path, limit: int = 300) -> str:
+    lines = [l.strip() for l in path.read_text(errors="replace").splitlines() if l.strip()]
+    return " | ".join(lines[-3:])[-limit:]
+
+
+def _failure(reason: str, message: str, elapsed: float) -> dict[str, Any]:
+    return {"ok": False, "reason": reason, "message": message, "result": None, "elapsed_s": elapsed}

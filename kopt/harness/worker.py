@@ -1,0 +1,107 @@
+"""The sandbox's child process: `python -m kopt.harness.worker` reads one JSON request on stdin,
+runs it, and writes {"ok", "reason", "message", "result"} to the request's result_path.
+
+It picks the device before Triton is imported: CUDA when there is one, else the Triton interpreter
+(TRITON_INTERPRET=1) on CPU tensors. Exceptions become a reason and a one-line message that names
+the user's file and line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _pick_device(requested: str | None) -> str:
+    import torch  # torch does not import triton, so TRITON_INTERPRET can still be set below
+
+    device = requested or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    return device
+
+
+def _user_location(exc: BaseException, files: list[str]) -> str:
+    """file:line of the deepest traceback frame in the task or candidate file."""
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename in files:
+            where = f"{frame.filename}:{frame.lineno}"
+    return where
+
+
+def classify(exc: BaseException) -> str:
+    """Map an exception from user code to a sandbox reason."""
+    import torch
+
+    from kopt.errors import CompileError
+
+    name = type(exc).__name__
+    text = str(exc)
+    if isinstance(exc, (CompileError,)) or name in ("CompilationError", "PTXASError") or "PassManager::run failed" in text:
+        return "compile_error"
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "out of memory" in text.lower():
+        return "oom"
+    if name == "AcceleratorError" or "CUDA error" in text or "illegal memory access" in text or "cudaError" in text:
+        return "cuda_error"
+    return "exception"
+
+
+def _one_line(exc: BaseException, files: list[str]) -> str:
+    text = " ".join(str(exc).split())[:400] or "(no message)"
+    where = _user_location(exc, files)
+    return f"{where + ': ' if where else ''}{type(exc).__name__}: {text}"
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    from kopt.errors import TaskError
+
+    kw = dict(request.get("kw") or {})
+    device = _pick_device(kw.pop("device", None))
+    from kopt.task import load_candidate, load_task
+
+    files = [p for p in (request["task"], request.get("candidate")) if p]
+    try:
+        task = load_task(request["task"])
+    except TaskError as exc:
+        return {"ok": False, "reason": "task_error", "message": str(exc), "result": None}
+    try:
+        candidate = load_candidate(request["candidate"], task) if request.get("candidate") else task
+    except TaskError as exc:
+        return {"ok": False, "reason": "exception", "message": str(exc), "result": None}
+    try:
+        if request["op"] == "validate":
+            from kopt.harness.validate import run_validation
+
+            result = run_validation(task, candidate, device, **kw)
+            reason = None if result["ok"] else (result.get("reason") or "incorrect")
+            return {"ok": result["ok"], "reason": reason, "message": result.get("message"), "result": result}
+        if request["op"] == "bench":
+            if device != "cuda":
+                return {"ok": False, "reason": "no_gpu", "message": "bench needs a CUDA GPU; none is visible", "result": None}
+            from kopt.harness.bench import run_bench
+
+            result = run_bench(task, candidate, **kw)
+            return {"ok": True, "reason": None, "message": None, "result": result}
+        return {"ok": False, "reason": "exception", "message": f"unknown worker op {request['op']!r}", "result": None}
+    except Exception as exc:
+        return {"ok": False, "reason": classify(exc), "message": _one_line(exc, files), "result": None}
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    os.dup2(2, 1)  # whatever user code prints goes to the log, never into the result
+    outcome = handle(request)
+    path = Path(request["result_path"])
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(outcome, default=str))
+    os.replace(tmp, path)
+    sys.stderr.flush()
+    os._exit(0)  # skip interpreter teardown: a broken CUDA context can hang or crash there
+
+
+if __name__ == "__main__":
+    main()
