@@ -1,0 +1,117 @@
+"""`kopt eval`: the measurement suites (retrieval, diagnosis, optimization).
+
+Each subcommand lives in its own module and loads only when called, like the top-level
+commands: add a line to EVAL_COMMANDS ("name": "module:attribute" under kopt.commands).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import click
+
+from kopt.cli import emit_json
+from kopt.errors import KoptError
+
+EVAL_COMMANDS: dict[str, str] = {
+    "retrieval": "evals:retrieval_cmd",
+    "diagnosis": "eval_diagnosis:diagnosis_cmd",
+    "suite": "eval_suite:suite_cmd",
+    "report": "eval_report:report_cmd",
+}
+
+
+class _LazyEvalGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in EVAL_COMMANDS if self.get_command(ctx, name) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = EVAL_COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(f"kopt.commands.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"kopt.commands.{module_name}":
+                return None  # not built yet
+            raise
+        return getattr(module, attr, None)
+
+
+@click.group("eval", cls=_LazyEvalGroup)
+def eval_cmd() -> None:
+    """Measure kopt: retrieval quality, diagnosis accuracy, optimization results."""
+
+
+@click.command("retrieval")
+@click.option("--gold", "gold_path", type=click.Path(path_type=Path), default=Path("evals/retrieval/gold.yaml"),
+              show_default=True, help="Gold set: questions with their gold path, symbol and lines.")
+@click.option("--modes", default="dense,sparse,hybrid", show_default=True,
+              help="Comma-separated retrieval modes to compare (as the index's search accepts them).")
+@click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="Hits per question.")
+@click.option("--corpora", default="triton,passes,patterns", show_default=True,
+              help="Corpora searched for every question.")
+@click.option("--misses", "show_misses", type=int, default=15, show_default=True,
+              help="How many missed questions to list per mode (0: none).")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report (with per-question ranks) as JSON.")
+def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses: int, as_json: bool) -> None:
+    """Score retrieval on a gold set: recall@1/5/10, MRR, nDCG at file and symbol level, per mode."""
+    from kopt.config import load_settings
+    from kopt.retrieval_eval import evaluate, load_gold
+
+    pins, questions = load_gold(gold_path)
+    mode_list = [m.strip() for m in modes.split(",") if m.strip()]
+    corpus_list = [c.strip() for c in corpora.split(",") if c.strip()]
+    if not mode_list:
+        raise KoptError("--modes is empty; give e.g. dense,sparse,hybrid")
+    try:
+        from kopt.index import open_index
+    except ImportError as exc:
+        raise KoptError(f"the knowledge index is not available: {exc}") from exc
+    index = open_index(load_settings())
+
+    def search(question: str, mode: str):
+        return index.search(question, corpus=corpus_list, k=k, mode=mode)
+
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=as_json) as progress:
+        task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
+        report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
+    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins)
+    if as_json:
+        emit_json(report)
+    else:
+        _print_report(report, show_misses)
+
+
+def _print_report(report: dict, show_misses: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    k = report["k"]
+    metrics = [f"recall@{n}" for n in (1, 5, 10) if n <= k] + ["mrr", f"ndcg@{k}"]
+    table = Table(title=f"retrieval eval: {report['questions']} questions, k={k}, corpora={','.join(report['corpora'])}")
+    table.add_column("mode")
+    table.add_column("level")
+    for name in metrics:
+        table.add_column(name, justify="right")
+    table.add_column("ms/query", justify="right")
+    for mode, result in report["modes"].items():
+        for level in ("file", "symbol"):
+            table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics),
+                          f"{result['mean_query_ms']:.1f}" if level == "file" else "")
+    console.print(table)
+    if show_misses <= 0:
+        return
+    for mode, result in report["modes"].items():
+        missed = [r for r in result["per_question"] if r["file_rank"] is None]
+        if not missed:
+            continue
+        console.print(f"[bold]{mode}[/]: {len(missed)} missed at file level (top {k}):")
+        for row in missed[:show_misses]:
+            top = row["top"][0] if row["top"] else "no hits"
+            console.print(f"  {row['id']}: {row['question'][:90]}  [dim]-> {top}[/]", highlight=False)
