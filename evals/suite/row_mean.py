@@ -1,0 +1,57 @@
+"""Row mean, y[m] = mean_n x[m, n]. Family: reduction.
+
+First pass: one program per row, looping over the row in 1024-wide chunks with an fp32 accumulator."""
+
+import torch
+import triton
+import triton.language as tl
+
+FAMILY = "reduction"
+
+
+@triton.jit
+def row_mean_kernel(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row, (tl.sum(acc, axis=0) / N).to(y_ptr.dtype.element_ty))
+
+
+def entry(x):
+    M, N = x.shape
+    y = torch.empty(M, device=x.device, dtype=x.dtype)
+    row_mean_kernel[(M,)](x, y, N, BLOCK=1024)
+    return y
+
+
+def reference(x):
+    return x.mean(dim=1)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(case["M"], case["N"], generator=g).to(getattr(torch, case["dtype"]))
+    return (x.to(device),)
+
+
+CASES = [
+    {"M": 4096, "N": 4096, "dtype": "float32"},
+    {"M": 16_384, "N": 5120, "dtype": "bfloat16"},
+    {"M": 2999, "N": 7001, "dtype": "float16"},
+    {"M": 131_072, "N": 129, "dtype": "float32"},
+    {"M": 64, "N": 262_147, "dtype": "float16"},
+]
+HELD_OUT = [{"M": 5000, "N": 3333, "dtype": "float32"}, {"M": 100, "N": 65_537, "dtype": "bfloat16"}]
+SMALL_CASES = [{"M": 9, "N": 2500, "dtype": "float32"}, {"M": 23, "N": 77, "dtype": "float16"},
+               {"M": 4, "N": 1100, "dtype": "bfloat16"}]
+TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (1e-3, 2e-3), "bfloat16": (1e-2, 1.6e-2)}
+
+
+def flops(case):
+    return case["M"] * case["N"]
+
+
+def bytes_moved(case):
+    return case["M"] * (case["N"] + 1) * getattr(torch, case["dtype"]).itemsize
