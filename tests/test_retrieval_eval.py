@@ -1,0 +1,149 @@
+"""Retrieval evals: the metrics on a hand-computed example, and the gold set against the real source."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kopt.errors import KoptError
+from kopt.retrieval_eval import Gold, Question, evaluate, first_rank, hit_answers, load_gold
+
+REPO = Path(__file__).resolve().parents[1]
+GOLD = REPO / "evals" / "retrieval" / "gold.yaml"
+PINS, QUESTIONS = load_gold(GOLD)
+TRITON_ROOT = Path(PINS["triton"]["root"])
+CORPUS_ROOTS = {"triton": TRITON_ROOT, "passes": REPO, "patterns": REPO}
+
+
+@dataclass
+class Hit:
+    meta: dict = field(default_factory=dict)
+
+    def cite(self) -> str:
+        return f"{self.meta['path']}:{self.meta.get('start_line')}"
+
+
+def _hit(path, start=1, end=5, symbol="", corpus="triton"):
+    return Hit({"corpus": corpus, "path": path, "start_line": start, "end_line": end, "symbol": symbol})
+
+
+def _q(qid, *golds):
+    return Question(qid, qid, "mechanism", False, tuple(Gold("triton", p, s, tuple(lines)) for p, s, lines in golds))
+
+
+# --- metrics, computed by hand -------------------------------------------------------------------
+
+def test_metrics_hand_computed():
+    """Three questions: answered at rank 1 (file and symbol), rank 3 (file only; symbol at 4), never."""
+    q1 = _q("q1", ("lib/A.cpp", "alpha", [10, 20]))
+    q2 = _q("q2", ("lib/B.cpp", "beta", [100, 120]), ("lib/C.cpp", "gamma", [5, 9]))  # two acceptable golds
+    q3 = _q("q3", ("lib/D.cpp", "delta", [1, 2]))
+    results = {
+        "q1": [_hit("lib/A.cpp", 12, 18), _hit("lib/X.cpp")],
+        # rank 1, 2: other files; rank 3: the gold file but other lines; rank 4: the second gold by symbol name
+        "q2": [_hit("lib/X.cpp"), _hit("lib/Y.cpp"), _hit("/abs/root/lib/B.cpp", 1, 50),
+               _hit("lib/C.cpp", 300, 310, symbol="Outer::gamma")],
+        "q3": [_hit("lib/X.cpp")] * 12,
+    }
+    report = evaluate([q1, q2, q3], lambda q, mode: results[q], ["hybrid"], k=10)
+    got = report["modes"]["hybrid"]
+    # file level: ranks 1, 3, none.  recall@1 = 1/3; recall@5 = recall@10 = 2/3; MRR = (1 + 1/3) / 3
+    # nDCG@10 with one relevant item = 1/log2(rank+1): (1 + 1/log2(4)) / 3 = 0.5
+    assert got["file"] == pytest.approx(
+        {"recall@1": 1 / 3, "recall@5": 2 / 3, "recall@10": 2 / 3, "mrr": 4 / 9, "ndcg@10": 0.5}, abs=1e-4)
+    # symbol level: ranks 1, 4, none.  MRR = (1 + 1/4) / 3; nDCG = (1 + 1/log2(5)) / 3
+    assert got["symbol"] == pytest.approx(
+        {"recall@1": 1 / 3, "recall@5": 2 / 3, "recall@10": 2 / 3, "mrr": 5 / 12,
+         "ndcg@10": (1 + 1 / 2.321928) / 3}, abs=1e-4)
+    assert got["misses"] == {"file": ["q3"], "symbol": ["q3"]}
+    ranks = {r["id"]: (r["file_rank"], r["symbol_rank"]) for r in got["per_question"]}
+    assert ranks == {"q1": (1, 1), "q2": (3, 4), "q3": (None, None)}
+
+
+def test_answer_only_within_k():
+    q = _q("q", ("lib/A.cpp", "alpha", [10, 20]))
+    hits = [_hit("lib/X.cpp")] * 5 + [_hit("lib/A.cpp", 10, 20)]
+    report = evaluate([q], lambda *_: hits, ["dense"], k=5)
+    assert report["modes"]["dense"]["file"]["mrr"] == 0.0
+    assert report["modes"]["dense"]["misses"]["file"] == ["q"]
+
+
+def test_symbol_level_needs_overlap_or_name():
+    gold = Gold("triton", "lib/A.cpp", "Pass::runOnOperation", (50, 60))
+    assert hit_answers(gold, _hit("lib/A.cpp", 60, 90).meta, "symbol")  # overlaps line 60
+    assert not hit_answers(gold, _hit("lib/A.cpp", 61, 90).meta, "symbol")
+    assert hit_answers(gold, _hit("lib/A.cpp", 61, 90).meta, "file")
+    assert hit_answers(gold, _hit("lib/A.cpp", 200, 210, symbol="runOnOperation").meta, "symbol")
+    assert not hit_answers(gold, _hit("lib/AB.cpp", 50, 60).meta, "file")  # folder boundary, not a suffix
+    assert not hit_answers(gold, _hit("lib/A.cpp", 50, 60, corpus="passes").meta, "file")
+    assert first_rank(_q("q", ("lib/A.cpp", "x", [1, 2])), [_hit("b").meta, _hit("lib/A.cpp").meta], "file") == 2
+
+
+# --- the gold file: schema, and every gold resolves in the real source --------------------------
+
+def test_gold_set_shape():
+    assert len([q for q in QUESTIONS if all(g.corpus == "triton" for g in q.gold)]) >= 80
+    assert sum(not q.uses_identifiers for q in QUESTIONS) >= len(QUESTIONS) / 2
+    assert {q.category for q in QUESTIONS} == {"symptom", "mechanism", "option", "error"}
+
+
+def _golds():
+    return [pytest.param(q, g, id=f"{q.id}:{g.path}") for q in QUESTIONS for g in q.gold]
+
+
+@pytest.mark.parametrize("question,gold", _golds())
+def test_gold_resolves_in_source(question, gold):
+    """Path exists at the pin, lines lie inside the file, and the symbol's name is written at or just before them."""
+    root = CORPUS_ROOTS[gold.corpus]
+    if gold.corpus == "triton" and not TRITON_ROOT.is_dir():
+        pytest.skip(f"pinned Triton checkout not present at {TRITON_ROOT}")
+    path = root / gold.path
+    if gold.corpus != "triton" and not path.exists():
+        pytest.skip(f"{gold.path} not written yet")
+    lines = path.read_text().splitlines()
+    start, end = gold.lines
+    assert end <= len(lines), f"{question.id}: lines {gold.lines} beyond end of {gold.path} ({len(lines)} lines)"
+    name = re.split(r"::|\.", gold.symbol)[-1]
+    window = "\n".join(lines[max(start - 4, 0):end])
+    assert re.search(rf"\b{re.escape(name)}\b", window), f"{question.id}: {name!r} not near {gold.path}:{start}-{end}"
+
+
+def test_pinned_checkout_matches_commit():
+    if not (TRITON_ROOT / ".git").exists():
+        pytest.skip("pinned Triton checkout not present")
+    head = subprocess.run(["git", "-C", str(TRITON_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == PINS["triton"]["commit"]
+
+
+# --- bad input is reported, not a traceback ---------------------------------------------------------
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda d: d["questions"][0].pop("category"), "field 'category'"),
+    (lambda d: d["questions"][0].update(category="vibes"), "expected one of"),
+    (lambda d: d["questions"][0]["gold"][0].update(lines=[20, 10]), "field 'lines'"),
+    (lambda d: d["questions"].append(dict(d["questions"][0])), "duplicate id"),
+])
+def test_load_gold_rejects_malformed(tmp_path, mutate, needle):
+    doc = yaml.safe_load(GOLD.read_text())
+    mutate(doc)
+    bad = tmp_path / "gold.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(KoptError, match=re.escape(needle)) as info:
+        load_gold(bad)
+    assert str(bad) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_cli_reports_bad_gold_in_one_line(tmp_path):
+    bad = tmp_path / "gold.yaml"
+    bad.write_text("questions: [\n")
+    run = subprocess.run([sys.executable, "-m", "kopt.cli", "eval", "retrieval", "--gold", str(bad)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"kopt: error: {bad}") and "not valid YAML" in run.stderr
+    assert "Traceback" not in run.stderr
