@@ -28,6 +28,7 @@ os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "false")  # keep loc(file:line
 import triton  # noqa: E402  (the Ascend toolchain's triton)
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource, make_backend  # noqa: E402
+from triton.runtime.autotuner import Autotuner  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 DUMP_HEADER = re.compile(r"^// -----// IR Dump Before (\S+)(?: \(([^)]*)\))? .*//----- //$", re.M)
@@ -36,7 +37,7 @@ DUMP_HEADER = re.compile(r"^// -----// IR Dump Before (\S+)(?: \(([^)]*)\))? .*/
 class _Launch:
     """One intercepted kernel launch, turned into what triton.compile needs."""
 
-    def __init__(self, jit: JITFunction, target: GPUTarget, args: tuple, kwargs: dict):
+    def __init__(self, jit: JITFunction, target: GPUTarget, grid, args: tuple, kwargs: dict):
         backend = make_backend(target)
         if jit.binder is None:
             jit.create_binder(backend)
@@ -52,6 +53,7 @@ class _Launch:
         }
         self.options = {k: v for k, v in kwargs.items() if k in backend.parse_options({}).__dict__}
         self.jit = jit
+        self.grid = list(grid(dict(bound_args)) if callable(grid) else grid)
         self.specialization = {
             p.name: spec for p, spec in zip(jit.params, _spec_names(self.attrs, len(jit.params))) if spec
         }
@@ -75,16 +77,23 @@ def _load_module(path: Path):
     return module
 
 
-def _run_entry(module) -> None:
-    """Call the task's entry once on CPU inputs; only the launches matter, not the result."""
+def _run_entry(module, case) -> None:
+    """Call the task's entry once on CPU inputs; only the launches matter, not the result.
+    `case`: a case dict, an index into CASES, or None for the first SMALL_CASES (else CASES) entry."""
     if hasattr(module, "ModelNew") and hasattr(module, "get_inputs"):
         init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
         module.ModelNew(*init)(*module.get_inputs())
         return
-    cases = getattr(module, "SMALL_CASES", None) or getattr(module, "CASES", None)
+    cases = getattr(module, "CASES", None)
     if not cases or not hasattr(module, "make_inputs") or not hasattr(module, "entry"):
-        raise RuntimeError("task needs entry, make_inputs and CASES (or SMALL_CASES)")
-    inputs = module.make_inputs(cases[0], "cpu", 0)
+        raise RuntimeError("task needs entry, make_inputs and CASES")
+    if case is None:
+        case = (getattr(module, "SMALL_CASES", None) or cases)[0]
+    elif isinstance(case, int):
+        if not 0 <= case < len(cases):
+            raise RuntimeError(f"no case {case}; CASES has {len(cases)} (0..{len(cases) - 1})")
+        case = cases[case]
+    inputs = module.make_inputs(case, "cpu", 0)
     if isinstance(inputs, dict):
         module.entry(**inputs)
     elif isinstance(inputs, (list, tuple)):
@@ -93,24 +102,28 @@ def _run_entry(module) -> None:
         module.entry(inputs)
 
 
-def capture_launches(module, target: GPUTarget) -> tuple[list[_Launch], str | None]:
-    """Run the entry with JITFunction.run intercepted; the first launch of each kernel wins."""
+def capture_launches(module, case, target: GPUTarget) -> tuple[list[_Launch], str | None]:
+    """Run the entry with JITFunction.run intercepted; the first launch of each kernel wins.
+    Autotuned kernels take their first config: there is nothing to benchmark without an NPU."""
     launches: dict[str, _Launch] = {}
-    real_run = JITFunction.run
+    real_run, real_autotune = JITFunction.run, Autotuner.run
 
     def intercept(self, *args, grid, warmup, **kwargs):
         if self.__name__ not in launches:
-            launches[self.__name__] = _Launch(self, target, args, kwargs)
+            launches[self.__name__] = _Launch(self, target, grid, args, kwargs)
         return None
 
-    JITFunction.run = intercept
+    def first_config(self, *args, **kwargs):
+        return self.fn.run(*args, **kwargs, **self.configs[0].all_kwargs())
+
+    JITFunction.run, Autotuner.run = intercept, first_config
     error = None
     try:
-        _run_entry(module)
+        _run_entry(module, case)
     except Exception as exc:  # the entry may trip over the un-launched outputs; launches seen so far count
         error = f"{type(exc).__name__}: {exc}"
     finally:
-        JITFunction.run = real_run
+        JITFunction.run, Autotuner.run = real_run, real_autotune
     return list(launches.values()), error
 
 
@@ -164,7 +177,7 @@ def compile_launch(launch: _Launch, target: GPUTarget, want_trajectory: bool, ti
         "signature": launch.signature, "constexprs": {k: repr(v) if not isinstance(v, (int, float, bool, str, type(None))) else v
                                                       for k, v in launch.constants.items()},
         "specialization": launch.specialization, "options": launch.options, "asm": {}, "error": None,
-        "binary_missing": False, "trajectory": [],
+        "binary_missing": False, "trajectory": [], "grid": launch.grid,
     }
     with tempfile.TemporaryDirectory() as cache:
         os.environ["TRITON_CACHE_DIR"] = cache
@@ -196,7 +209,7 @@ def main() -> int:
     target = GPUTarget("npu", request["arch"], 0)
     try:
         module = _load_module(Path(request["task_path"]))
-        launches, result["entry_error"] = capture_launches(module, target)
+        launches, result["entry_error"] = capture_launches(module, request.get("case"), target)
         wanted = request.get("kernels")
         for launch in launches:
             if not wanted or launch.jit.__name__ in wanted:
