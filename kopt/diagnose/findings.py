@@ -47,6 +47,7 @@ FINDING_IDS: dict[str, str] = {
     "latency_bound": "neither bandwidth nor compute is saturated: not enough work in flight",
     "masked_access": "masks the compiler cannot prove aligned split vector accesses",
     "unstructured_access": "Ascend: offsets the adapter cannot turn into a block copy (scalar loop)",
+    "ub_overflow": "Ascend: a tile's on-chip buffers exceed the Unified Buffer (192 KB on 910B, half with double buffering)",
     "compile_failure": "the kernel does not compile",
 }
 
