@@ -1,0 +1,154 @@
+"""`kopt compile`, `kopt validate`, `kopt bench`: the harness on the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kopt.errors import KoptError
+
+STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "all")
+
+
+def _console() -> Console:
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _quiet_broken_pipe() -> None:
+    """`kopt compile ... | head` closes the pipe early; that is not an error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _emit_json(payload: object) -> None:
+    from kopt.cli import emit_json
+
+    emit_json(payload)
+
+
+def _fmt(value: float | None, spec: str = ".3g") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+@click.command("compile")
+@click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this IR stage (all: every stage).")
+@click.option("--target", default=None, help="GPU target, e.g. sm_90 (default: the local GPU, else sm_90).")
+@click.option("--case", "case_index", type=int, default=0, show_default=True, help="Index into CASES for the launch.")
+@click.option("--trajectory", is_flag=True, help="Also record the pass-by-pass IR (MLIR dump).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: int, trajectory: bool, as_json: bool) -> None:
+    """AOT-compile a task's kernels (no GPU needed) and show IR stages and resource usage."""
+    from kopt.config import load_settings
+    from kopt.harness.compile import compile_task
+    from kopt.harness.compiled import STAGES
+    from kopt.task import load_task
+
+    target = target or load_settings().target
+    stages = list(STAGES) if stage in ("all", None) else [stage]
+    kernels = compile_task(load_task(task), case=case_index, target=target, trajectory=trajectory, stages=stages)
+    try:
+        if as_json:
+            _emit_json([k.to_dict(with_asm=stage is not None or trajectory) for k in kernels])
+            return
+        console = _console()
+        table = Table(title=f"{task} (case {case_index}) compiled")
+        for col in ("kernel", "line", "target", "grid", "warps/stages", "regs", "spill st/ld B", "shared B", "specialized"):
+            table.add_column(col)
+        for k in kernels:
+            spec = ", ".join(f"{a}:{'/'.join(v)}" for a, v in k.specialization.items()) or "-"
+            table.add_row(k.name, f"{Path(k.source_file).name}:{k.first_line}", k.target, str(tuple(k.grid)),
+                          f"{k.options.get('num_warps')}/{k.options.get('num_stages')}", _fmt(k.registers, "d"),
+                          f"{k.spill_stores}/{k.spill_loads}", str(k.shared_bytes), spec)
+        console.print(table)
+        for k in kernels:
+            for name in (stages if stage else []):
+                click.echo(f"\n// ===== {k.name} {name} ({k.target}) =====")
+                click.echo(k.asm.get(name, "(not produced)"))
+            if trajectory:
+                click.echo(f"\n// ===== {k.name}: {len(k.trajectory)} passes, in order =====")
+                for i, (pass_name, _) in enumerate(k.trajectory):
+                    click.echo(f"{i:3d}  {pass_name}")
+        if stage is None:
+            click.echo(f"stages: {', '.join(STAGES)} (show one with --stage)")
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+
+
+@click.command("validate")
+@click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
+@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, help="Seconds before the child is killed.")
+@click.option("--seed", type=int, default=None, help="Reproduce a run (default: fresh random inputs).")
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None, help="Default: CUDA if visible, else the interpreter.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int | None, device: str | None, as_json: bool) -> None:
+    """Check a task's kernels (or a candidate's) against the reference, in a sandboxed child process."""
+    from kopt.harness.validate import validate
+
+    _must_exist(task, candidate)
+    result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
+    if as_json:
+        _emit_json(result.to_dict())
+    else:
+        table = Table(title=f"validate {candidate or task} on {result.device or '?'}")
+        for col in ("case", "held-out", "seed", "max abs err", "max rel err", "atol/rtol", "result", "s"):
+            table.add_column(col)
+        for c in result.cases:
+            table.add_row(str(c.case), "yes" if c.held_out else "", str(c.seed), _fmt(c.max_abs), _fmt(c.max_rel),
+                          f"{c.atol:g}/{c.rtol:g}", "[green]ok[/]" if c.ok else "[red]FAIL[/]", f"{c.seconds:.2f}")
+        console = _console()
+        console.print(table)
+        if result.held_out_note:
+            console.print(f"note: {result.held_out_note}")
+        if result.ok:
+            console.print(f"[green]ok[/]: {len(result.cases)} cases in {result.elapsed_s:.1f} s")
+    if not result.ok:
+        raise KoptError(f"{candidate or task}: {result.reason}: {result.message}")
+
+
+@click.command("bench")
+@click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
+@click.option("--cases", "case_list", default=None, help="Comma-separated CASES indices (default: all).")
+@click.option("--timeout", "timeout_s", type=float, default=900.0, show_default=True, help="Seconds before the child is killed.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, as_json: bool) -> None:
+    """Kernel-only GPU timing with L2 flush and fresh inputs, placed on the device roofline."""
+    from kopt.harness.bench import bench
+
+    _must_exist(task, candidate)
+    try:
+        cases = [int(i) for i in case_list.split(",")] if case_list else None
+    except ValueError as exc:
+        raise KoptError(f"--cases takes comma-separated integers, got {case_list!r}") from exc
+    result = bench(task, candidate, timeout_s=timeout_s, cases=cases)
+    if as_json:
+        _emit_json(result.to_dict())
+    elif result.ok:
+        ceil = result.ceilings
+        table = Table(title=f"bench {candidate or task} on {result.device}")
+        for col in ("case", "kernel ms", "min", "p90", "event ms", "runs", "GB/s", "TFLOP/s", "roofline", "bound"):
+            table.add_column(col)
+        for c in result.cases:
+            frac = None if c.roofline_fraction is None else 100 * c.roofline_fraction
+            table.add_row(str(c.case), f"{c.kernel_ms:.4f}", f"{c.kernel_ms_min:.4f}", f"{c.kernel_ms_p90:.4f}",
+                          f"{c.event_ms:.4f}", str(c.runs), _fmt(c.gbps, ".0f"), _fmt(c.tflops, ".1f"),
+                          "-" if frac is None else f"{frac:.0f}%", c.bound or "-")
+        console = _console()
+        console.print(table)
+        rates = ", ".join(f"{k} {v:.0f}" for k, v in ceil.get("matmul_tflops", {}).items())
+        console.print(f"ceilings: copy {ceil.get('copy_gbps', 0):.0f} GB/s; matmul TFLOP/s: {rates}")
+    if not result.ok:
+        raise KoptError(f"{candidate or task}: {result.reason}: {result.message}")
+
+
+def _must_exist(*paths: Path | None) -> None:
+    for path in paths:
+        if path is not None and not path.is_file():
+            raise KoptError(f"{path}: no such file")

@@ -1,0 +1,201 @@
+"""Timing on the GPU: kernel-only medians with the L2 flushed before every call and fresh input sets
+rotated so nothing stays cached, placed on the device's roofline.
+
+Kernel-only means the device time of everything `entry` launches (its Triton kernels plus any
+torch kernels, copies or memsets it issues), summed per call from CUPTI activity (torch.profiler),
+not host overhead; the CUDA-event time per call (which includes launch gaps) is reported beside it.
+`bench()` is the API (always sandboxed); `run_bench()` is what the child runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kopt.errors import KoptError, TaskError
+from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
+
+FLUSH_BYTES = 512 << 20  # well above any current L2 (H200: 60 MB)
+FLUSH_VALUE = 7  # fill_(7) on uint8: a kernel name entry code is unlikely to launch, used to split calls
+INPUT_BUDGET_BYTES = 4 << 30
+TARGET_SECONDS = 0.5  # of timed calls per case
+MIN_RUNS, MAX_RUNS = 25, 400
+
+
+@dataclass
+class CaseTiming:
+    case: dict
+    kernel_ms: float  # median over calls of the summed device time of entry's kernels
+    kernel_ms_min: float
+    kernel_ms_p90: float
+    event_ms: float  # median CUDA-event time per call (includes launch overhead)
+    runs: int
+    input_sets: int
+    kernels: dict[str, float] = field(default_factory=dict)  # kernel name -> median ms per call
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline_fraction: float | None = None  # roofline-bound time / measured time
+    bound: str | None = None  # memory | compute
+
+
+@dataclass
+class BenchResult:
+    ok: bool
+    reason: str | None = None
+    message: str | None = None
+    device: str = ""
+    ceilings: dict[str, Any] = field(default_factory=dict)
+    cases: list[CaseTiming] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+          cases: list[int] | None = None, seed: int | None = None) -> BenchResult:
+    """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child.
+    Raises KoptError without a GPU and TaskError for a broken task file."""
+    kw: dict[str, Any] = {}
+    if cases is not None:
+        kw["cases"] = list(cases)
+    if seed is not None:
+        kw["seed"] = seed
+    outcome = run_sandboxed("bench", task_path, candidate_path, timeout_s=timeout_s, **kw)
+    if outcome["reason"] == "task_error":
+        raise TaskError(outcome["message"])
+    if outcome["reason"] == "no_gpu":
+        raise KoptError("bench needs a CUDA GPU and none is visible (compile and validate work without one)")
+    body = outcome.get("result") or {}
+    return BenchResult(ok=outcome["ok"], reason=outcome["reason"], message=outcome["message"],
+                       device=body.get("device", ""), ceilings=body.get("ceilings", {}),
+                       cases=[CaseTiming(**c) for c in body.get("cases", [])], elapsed_s=outcome["elapsed_s"])
+
+
+# --- the child's side -----------------------------------------------------------------------------
+
+def run_bench(task, candidate, cases: list[int] | None = None, seed: int | None = None) -> dict[str, Any]:
+    import os
+
+    import torch
+
+    from kopt.harness.ceilings import get_ceilings
+
+    if candidate.entry is None:
+        raise TaskError(f"{candidate.path}: no entry to bench (a KernelBench module needs ModelNew)")
+    ceilings = get_ceilings()
+    chosen = task.cases if cases is None else [task.cases[i] for i in cases]
+    base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    flush_names = _flush_kernel_names(flush)
+    timings = [_time_case(task, candidate, case, base_seed + 1000 * i, flush, flush_names, ceilings)
+               for i, case in enumerate(chosen)]
+    return {"device": torch.cuda.get_device_name(), "ceilings": ceilings, "cases": [asdict(t) for t in timings]}
+
+
+def _device_events(prof) -> list[tuple[int, int, str]]:
+    """(start_ns, duration_ns, name) of GPU kernels, copies and memsets, in time order."""
+    from torch.autograd import DeviceType
+
+    events = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() == DeviceType.CUDA and not e.is_user_annotation() and e.duration_ns() > 0:
+            events.append((e.start_ns(), e.duration_ns(), e.name()))
+    return sorted(events)
+
+
+def _flush_kernel_names(flush) -> set[str]:
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        flush.fill_(FLUSH_VALUE)
+        torch.cuda.synchronize()
+    names = {name for _, _, name in _device_events(prof)}
+    if not names:
+        raise RuntimeError("the CUDA profiler recorded no kernel (is CUPTI available?)")
+    return names
+
+
+def _time_case(task, candidate, case, seed, flush, flush_names, ceilings) -> CaseTiming:
+    import torch
+
+    probe = task.make_inputs(case, "cuda", seed)
+    set_bytes = sum(x.numel() * x.element_size() for x in probe if isinstance(x, torch.Tensor)) or 1
+    n_sets = max(2, min(8, INPUT_BUDGET_BYTES // set_bytes))
+    sets = [probe] + [task.make_inputs(case, "cuda", seed + j) for j in range(1, n_sets)]
+
+    def call(i: int) -> None:
+        flush.fill_(FLUSH_VALUE)
+        candidate.entry(*sets[i % n_sets])
+
+    for i in range(3):  # warm-up: JIT compile, autotune, allocator
+        call(i)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for i in range(5):
+        call(i)
+    end.record()
+    end.synchronize()
+    per_call_s = max(start.elapsed_time(end) / 5 * 1e-3, 1e-6)
+    runs = int(max(MIN_RUNS, min(MAX_RUNS, TARGET_SECONDS / per_call_s)))
+
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for i in range(runs):
+            flush.fill_(FLUSH_VALUE)
+            starts[i].record()
+            candidate.entry(*sets[i % n_sets])
+            ends[i].record()
+        torch.cuda.synchronize()
+    per_call = _split_calls(_device_events(prof), flush_names)
+    if len(per_call) != runs:
+        raise RuntimeError(f"profiler saw {len(per_call)} calls, expected {runs}")
+    totals = sorted(sum(k.values()) for k in per_call)
+    kernel_ms = _median(totals)
+    names = sorted({n for k in per_call for n in k})
+    timing = CaseTiming(
+        case=case, kernel_ms=kernel_ms, kernel_ms_min=totals[0], kernel_ms_p90=totals[int(0.9 * (len(totals) - 1))],
+        event_ms=_median([s.elapsed_time(e) for s, e in zip(starts, ends)]), runs=runs, input_sets=n_sets,
+        kernels={n: _median([k.get(n, 0.0) for k in per_call]) for n in names},
+    )
+    _place_on_roofline(timing, task, case, ceilings)
+    return timing
+
+
+def _split_calls(events: list[tuple[int, int, str]], flush_names: set[str]) -> list[dict[str, float]]:
+    """Device events in order -> per call {kernel name: ms}; each call starts at a flush kernel."""
+    calls: list[dict[str, float]] = []
+    for _, duration_ns, name in events:
+        if name in flush_names:
+            calls.append({})
+        elif calls:
+            calls[-1][name] = calls[-1].get(name, 0.0) + duration_ns / 1e6
+    return calls
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _place_on_roofline(timing: CaseTiming, task, case: dict, ceilings: dict[str, Any]) -> None:
+    seconds = timing.kernel_ms * 1e-3
+    if seconds <= 0:
+        return
+    bound_s = {}
+    if task.bytes_moved:
+        moved = task.bytes_moved(case)
+        timing.gbps = moved / seconds / 1e9
+        bound_s["memory"] = moved / (ceilings["copy_gbps"] * 1e9)
+    if task.flops:
+        work = task.flops(case)
+        timing.tflops = work / seconds / 1e12
+        rate = ceilings["matmul_tflops"].get(task.dtype_flops or "fp32", ceilings["matmul_tflops"]["fp32"])
+        bound_s["compute"] = work / (rate * 1e12)
+    if bound_s:
+        timing.bound = max(bound_s, key=bound_s.get)
+        timing.roofline_fraction = bound_s[timing.bound] / seconds

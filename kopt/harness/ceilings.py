@@ -1,0 +1,80 @@
+"""The device's ceilings for the roofline, measured once per device and cached in KOPT_HOME:
+device-to-device copy bandwidth (read + write counted) and dense matmul rates via torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+from kopt.config import kopt_home
+
+COPY_BYTES = 1 << 30
+MATMUL_N = 8192
+
+
+def _median_ms(fn, reps: int) -> float:
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def measure_ceilings() -> dict[str, Any]:
+    """Copy GB/s and matmul TFLOP/s (bf16, fp16, fp32 without tf32, tf32) on the current GPU."""
+    import torch
+
+    src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    copy_ms = _median_ms(lambda: dst.copy_(src), 30)
+    del src, dst
+    rates = {}
+    saved_tf32 = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for label, dtype, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
+                                   ("fp32", torch.float32, False), ("tf32", torch.float32, True)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+            b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+            ms = _median_ms(lambda: torch.matmul(a, b), 10)
+            rates[label] = 2 * MATMUL_N**3 / (ms * 1e-3) / 1e12
+            del a, b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved_tf32
+    torch.cuda.empty_cache()
+    return {"copy_gbps": 2 * COPY_BYTES / (copy_ms * 1e-3) / 1e9, "matmul_tflops": rates}
+
+
+def device_key() -> str:
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return f"{props.name}|sm_{props.major}{props.minor}|torch {torch.__version__}"
+
+
+def get_ceilings(refresh: bool = False) -> dict[str, Any]:
+    """Cached per device in KOPT_HOME/ceilings.json; measured (a few seconds) on first use."""
+    path = kopt_home() / "ceilings.json"
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        table = {}
+    key = device_key()
+    if refresh or key not in table:
+        table[key] = measure_ceilings()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(table, f, indent=2)
+        os.replace(tmp, path)
+    return {"device": key, **table[key]}
