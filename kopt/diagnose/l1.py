@@ -1,0 +1,692 @@
+"""L1 pattern triage: cheap source and launch-config signals matched against the pattern catalog.
+
+L1 reads only the task file's Python source (no compile, no GPU), so it runs first and in
+milliseconds. Each signal points at kernel lines; signals become Findings whose `patterns` are the
+catalog entries that list the signal (or the finding) as a symptom, ranked by how well the whole
+kernel matches them and by their recorded win rate. An index, when given, adds similar patterns.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kopt.diagnose.findings import Evidence, Finding
+from kopt.errors import KoptError
+from kopt.patterns import SOURCE_SIGNALS, Pattern, load_patterns
+
+# Each signal is evidence for one root cause (a FINDING_IDS label) ...
+SIGNAL_FINDING: dict[str, str] = {
+    "small_block": "small_block",
+    "no_autotune": "untuned_config",
+    "default_num_warps": "untuned_config",
+    "fp32_dot_ieee": "fp32_dot_ieee",
+    "scalar_loop": "scalar_loop",
+    "int64_offsets": "int64_indexing",
+    "modulo_offsets": "modulo_indexing",
+    "transpose_before_dot": "transpose_before_dot",
+    "loop_invariant_load": "redundant_loads",
+    "strided_access": "uncoalesced_access",
+    "no_grouped_order": "poor_l2_reuse",
+    "tiny_programs": "too_many_programs",
+    "atomic_in_loop": "atomic_contention",
+}
+# ... with a prior for how often the signal alone means a real slowdown ...
+SIGNAL_CONFIDENCE: dict[str, float] = {
+    "fp32_dot_ieee": 0.9, "scalar_loop": 0.85, "small_block": 0.8, "atomic_in_loop": 0.75,
+    "loop_invariant_load": 0.7, "tiny_programs": 0.7, "modulo_offsets": 0.6, "transpose_before_dot": 0.55,
+    "no_grouped_order": 0.55, "int64_offsets": 0.5, "default_num_warps": 0.5, "strided_access": 0.45,
+    "no_autotune": 0.35,
+}
+# ... and what must hold before acting on it.
+SIGNAL_CONDITIONS: dict[str, str] = {
+    "strided_access": "the stride is not 1 at run time (the JIT turns an integer argument equal to 1 into a constant, which is contiguous)",
+    "int64_offsets": "every offset stays below 2**31 for all cases",
+    "fp32_dot_ieee": "the operands are fp32 and the tolerance allows tf32 (or tf32x3)",
+    "modulo_offsets": "the modulo/division is an index decomposition, not needed for wrap-around semantics",
+}
+assert set(SIGNAL_FINDING) == set(SOURCE_SIGNALS) == set(SIGNAL_CONFIDENCE)
+
+# Kernel kinds (from the ops a kernel uses) -> the catalog's applies_to words they match.
+KIND_WORDS: dict[str, set[str]] = {
+    "dot": {"matmul", "batched_matmul", "attention", "linear", "conv", "small_matmul", "grouped_gemm",
+            "split_k_matmul", "matmul_epilogue", "reduction_over_k", "fused_kernels"},
+    "reduce": {"reduction", "norm", "softmax", "layernorm", "rmsnorm", "logsumexp", "cross_entropy", "loss",
+               "norm_statistics", "dot_product", "rowwise", "fused_kernels"},
+    "scan": {"scan"},
+    "atomic": {"histogram", "scatter_add", "scatter", "reduction", "split_k_matmul"},
+    "trans": {"transpose", "permute", "conv_layout_change"},
+    "elementwise": {"elementwise", "activation", "copy", "broadcast", "gather", "elementwise_with_reuse",
+                    "embedding", "large_tensors", "fused_kernels"},
+}
+REDUCE_OPS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}
+SCAN_OPS = {"cumsum", "cumprod", "associative_scan"}
+TRANSPOSE_OPS = {"trans", "permute"}
+TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
+SMALL_1D, SMALL_DOT_MN, SMALL_DOT_K = 128, 64, 16
+BIG_TILE_1D, BIG_TILE_DOT = 4096, 128 * 256
+
+
+@dataclass
+class Signal:
+    """One source signal: which kernel, which lines, and what was seen."""
+
+    name: str
+    kernel: str
+    lines: list[int]
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0  # scales the signal's prior confidence when a case is weaker than usual
+
+
+@dataclass
+class _Kernel:
+    node: ast.FunctionDef
+    autotuned: bool
+    params: list[str]
+    constexprs: dict[str, list[tuple[Any, int]]]  # param -> (value, line) seen at launches or as default
+    launches: list["_Launch"] = field(default_factory=list)
+
+
+@dataclass
+class _Launch:
+    node: ast.Call
+    grid: ast.AST | None
+    kwargs: dict[str, tuple[Any, int]]
+    env: dict[str, Any]
+
+
+# ---------------------------------------------------------------- small AST helpers
+
+def _tl_name(node: ast.AST, aliases: set[str]) -> str | None:
+    """`tl.arange` -> "arange" (for any alias of triton.language); None otherwise."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if not isinstance(node, ast.Attribute):
+        return None
+    base = node.value
+    if isinstance(base, ast.Name) and base.id in aliases:
+        return node.attr
+    if isinstance(base, ast.Attribute) and base.attr == "language" and isinstance(base.value, ast.Name) \
+            and base.value.id == "triton":
+        return node.attr
+    return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _const(node: ast.AST | None, env: dict[str, Any]) -> Any:
+    """The literal value of a constant or a name bound to one; None when not known statically."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr in {"float16", "bfloat16", "float32", "int64", "int32"}:
+        return node.attr
+    return None
+
+
+def _decorator_names(fn: ast.FunctionDef) -> list[str]:
+    out = []
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(target, ast.Attribute):
+            out.append(target.attr)
+        elif isinstance(target, ast.Name):
+            out.append(target.id)
+    return out
+
+
+def _simple_assignments(body: list[ast.stmt] | ast.AST) -> dict[str, ast.AST]:
+    nodes = body if isinstance(body, list) else [body]
+    out: dict[str, ast.AST] = {}
+    for stmt in nodes:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                out[target.id] = node.value
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                    and len(target.elts) == len(node.value.elts):
+                out.update((t.id, v) for t, v in zip(target.elts, node.value.elts) if isinstance(t, ast.Name))
+    return out
+
+
+def _loops(fn: ast.FunctionDef) -> list[ast.For | ast.While]:
+    return [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+
+
+def _inside_loop(fn: ast.FunctionDef) -> set[int]:
+    """ids of every node nested in a loop body of `fn`."""
+    inside: set[int] = set()
+    for loop in _loops(fn):
+        for stmt in loop.body:
+            inside.update(id(n) for n in ast.walk(stmt))
+    return inside
+
+
+# ---------------------------------------------------------------- module model
+
+class _Module:
+    """The task file seen as kernels, their launches, and module-level constants."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.aliases = {"tl"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                self.aliases |= {a.asname for a in node.names if a.name == "triton.language" and a.asname}
+            elif isinstance(node, ast.ImportFrom) and node.module == "triton":
+                self.aliases |= {a.asname or a.name for a in node.names if a.name == "language"}
+        self.constants = {name: value.value for name, value in _simple_assignments(
+            [s for s in tree.body if isinstance(s, ast.Assign)]).items() if isinstance(value, ast.Constant)}
+        self.kernels: dict[str, _Kernel] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and {"jit", "autotune", "heuristics"} & set(_decorator_names(node)):
+                self.kernels[node.name] = self._kernel(node)
+        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name not in self.kernels] + [tree]:
+            self._collect_launches(fn)
+
+    def _kernel(self, fn: ast.FunctionDef) -> _Kernel:
+        args = fn.args.args
+        params = [a.arg for a in args]
+        constexprs: dict[str, list[tuple[Any, int]]] = {
+            a.arg: [] for a in args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+        defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
+        for name, default in defaults.items():
+            value = _const(default, self.constants)
+            if name in constexprs and value is not None:
+                constexprs[name].append((value, default.lineno))
+        return _Kernel(fn, "autotune" in _decorator_names(fn), params, constexprs)
+
+    def _collect_launches(self, scope: ast.AST) -> None:
+        body = scope.body if isinstance(scope, (ast.FunctionDef, ast.Module)) else []
+        stmts = body if isinstance(scope, ast.FunctionDef) else [s for s in body if not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+        assigned = _simple_assignments(stmts)
+        env = dict(self.constants)
+        env.update({k: v.value for k, v in assigned.items() if isinstance(v, ast.Constant)})
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id in self.kernels):
+                    continue
+                kernel = self.kernels[node.func.value.id]
+                grid = node.func.slice
+                if isinstance(grid, ast.Name) and grid.id in assigned:
+                    grid = assigned[grid.id]
+                kwargs = {kw.arg: (_const(kw.value, env), kw.value.lineno) for kw in node.keywords if kw.arg}
+                for name, arg in zip(kernel.params, node.args):
+                    kwargs.setdefault(name, (_const(arg, env), arg.lineno))
+                for name, (value, line) in kwargs.items():
+                    if name in kernel.constexprs and value is not None:
+                        kernel.constexprs[name].append((value, line))
+                kernel.launches.append(_Launch(node, grid, kwargs, env))
+
+
+# ---------------------------------------------------------------- per-kernel analysis
+
+class _KernelScan:
+    """Facts about one kernel's body that several detectors share."""
+
+    def __init__(self, module: _Module, kernel: _Kernel):
+        self.m, self.k, self.fn = module, kernel, kernel.node
+        self.calls = [n for n in ast.walk(self.fn) if isinstance(n, ast.Call)]
+        self.ops = {_tl_name(c, module.aliases) for c in self.calls} - {None}
+        self.assigned = _simple_assignments(self.fn.body)
+        self.arange_names = self._arange_derived()
+        self.in_loop = _inside_loop(self.fn)
+
+    def tl_calls(self, *names: str) -> list[ast.Call]:
+        return [c for c in self.calls if _tl_name(c, self.m.aliases) in names]
+
+    def _arange_derived(self) -> set[str]:
+        derived: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, value in self.assigned.items():
+                if name in derived:
+                    continue
+                if any(_tl_name(c, self.m.aliases) == "arange" for c in ast.walk(value) if isinstance(c, ast.Call)) \
+                        or _names(value) & derived:
+                    derived.add(name)
+                    changed = True
+        return derived
+
+    def uses_arange(self, node: ast.AST) -> bool:
+        return bool(_names(node) & self.arange_names) or any(
+            isinstance(c, ast.Call) and _tl_name(c, self.m.aliases) == "arange" for c in ast.walk(node))
+
+    @property
+    def is_2d(self) -> bool:
+        return any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple)
+                   and any(isinstance(e, ast.Constant) and e.value is None for e in n.slice.elts)
+                   for n in ast.walk(self.fn))
+
+    def kinds(self) -> set[str]:
+        kinds = set()
+        if "dot" in self.ops:
+            kinds.add("dot")
+        if self.ops & REDUCE_OPS:
+            kinds.add("reduce")
+        if self.ops & SCAN_OPS:
+            kinds.add("scan")
+        if any(op.startswith("atomic_") for op in self.ops):
+            kinds.add("atomic")
+        if self.ops & TRANSPOSE_OPS:
+            kinds.add("trans")
+        return kinds or {"elementwise"}
+
+    def aranges(self) -> list[tuple[int, str | None, int]]:
+        """(size, constexpr name or None, line) of each tl.arange whose bounds are known."""
+        out = []
+        for call in self.tl_calls("arange"):
+            if len(call.args) != 2:
+                continue
+            start = _const(call.args[0], self.m.constants)
+            end_node = call.args[1]
+            if isinstance(end_node, ast.Name) and end_node.id in self.k.constexprs:
+                values = [v for v, _ in self.k.constexprs[end_node.id] if isinstance(v, int)]
+                end = min(values) if values else None
+                name = end_node.id
+            else:
+                end, name = _const(end_node, self.m.constants), None
+            if isinstance(start, int) and isinstance(end, int):
+                out.append((end - start, name, call.lineno))
+        return out
+
+    def tile_elements(self) -> int | None:
+        sizes = {}
+        for size, name, line in self.aranges():
+            sizes[name or line] = size
+        if not sizes:
+            return None
+        if "dot" in self.ops:
+            mn = sorted((s for n, s in sizes.items() if not (isinstance(n, str) and n.upper().endswith("K"))), reverse=True)
+            return mn[0] * mn[1] if len(mn) >= 2 else None
+        values = sorted(sizes.values(), reverse=True)
+        return values[0] * values[1] if self.is_2d and len(values) >= 2 else values[0]
+
+
+# ---------------------------------------------------------------- detectors (one per signal)
+
+def _small_block(s: _KernelScan) -> list[Signal]:
+    if s.k.autotuned:
+        return []
+    is_dot = "dot" in s.ops
+    if not is_dot:
+        tile = s.tile_elements()
+        if tile is None or tile >= SMALL_1D:
+            return []
+    out = []
+    for size, name, line in s.aranges():
+        if is_dot:
+            limit = SMALL_DOT_K if name is None or name.upper().endswith("K") else SMALL_DOT_MN
+            if size >= limit:
+                continue
+            what = f"{size} per dot tile dimension (< {limit})"
+        else:
+            limit = SMALL_1D
+            what = f"{tile} elements per program (< {limit})"
+        where = [ln for v, ln in s.k.constexprs.get(name, []) if v == size] if name else []
+        label = f"{name}={size}" if name else f"tl.arange(0, {size})"
+        out.append(Signal("small_block", s.fn.name, sorted({line, *where}), f"{label} is hard-coded: {what}",
+                          {"param": name, "value": size, "limit": limit}))
+    return out
+
+
+def _no_autotune(s: _KernelScan) -> list[Signal]:
+    tunables = [p for p in s.k.constexprs if any(w in p.upper() for w in TUNABLE_WORDS)]
+    if s.k.autotuned or not tunables:
+        return []
+    return [Signal("no_autotune", s.fn.name, [s.fn.lineno],
+                   f"kernel {s.fn.name} has tunable constexprs ({', '.join(tunables)}) but no @triton.autotune",
+                   {"tunables": tunables})]
+
+
+def _default_num_warps(s: _KernelScan) -> list[Signal]:
+    tile = s.tile_elements()
+    big = BIG_TILE_DOT if "dot" in s.ops else BIG_TILE_1D
+    if s.k.autotuned or not s.k.launches or tile is None or tile < big:
+        return []
+    if any("num_warps" in launch.kwargs for launch in s.k.launches):
+        return []
+    lines = [launch.node.lineno for launch in s.k.launches]
+    return [Signal("default_num_warps", s.fn.name, lines,
+                   f"a {tile}-element tile is launched with the default num_warps=4 ({tile // 128} elements per thread)",
+                   {"tile_elements": tile})]
+
+
+def _fp32_dot_ieee(s: _KernelScan) -> list[Signal]:
+    out = []
+    for call in s.tl_calls("dot"):
+        kw = {k.arg: k.value for k in call.keywords}
+        precision = kw.get("input_precision")
+        value = _const(precision, s.m.constants)
+        if isinstance(precision, ast.Name) and precision.id in s.k.constexprs:
+            value = next((v for v, _ in s.k.constexprs[precision.id] if isinstance(v, str)), None)
+        ieee = value == "ieee" or (isinstance(kw.get("allow_tf32"), ast.Constant) and kw["allow_tf32"].value is False)
+        half = any(_tl_name(op, s.m.aliases) is None and isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute)
+                   and op.func.attr == "to" and _const(op.args[0] if op.args else None, {}) in ("float16", "bfloat16")
+                   for op in call.args[:2])
+        if ieee and not half:
+            out.append(Signal("fp32_dot_ieee", s.fn.name, [call.lineno],
+                              "tl.dot at ieee precision: an fp32 dot cannot use tensor cores",
+                              {"input_precision": "ieee"}))
+    return out
+
+
+def _loop_var_names(loop: ast.For | ast.While) -> set[str]:
+    """Names the loop changes: its target and everything assigned in its body."""
+    names = _names(loop.target) if isinstance(loop, ast.For) else set()
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names |= _names(target)
+            elif isinstance(node, ast.For):
+                names |= _names(node.target)
+    return names
+
+
+def _scalar_loop(s: _KernelScan) -> list[Signal]:
+    out = []
+    for loop in _loops(s.fn):
+        if not isinstance(loop, ast.For):
+            continue
+        loop_var = _names(loop.target)
+        loads = [c for stmt in loop.body for c in ast.walk(stmt)
+                 if isinstance(c, ast.Call) and _tl_name(c, s.m.aliases) == "load" and c.args]
+        scalar = [c for c in loads if _names(c.args[0]) & loop_var and not s.uses_arange(c.args[0])]
+        if scalar:
+            out.append(Signal("scalar_loop", s.fn.name, [loop.lineno] + [c.lineno for c in scalar],
+                              f"loop over {ast.unparse(loop.target)} loads one scalar per iteration "
+                              f"({ast.unparse(scalar[0].args[0])})", {"loads": len(scalar)}))
+    return out
+
+
+def _int64_offsets(s: _KernelScan) -> list[Signal]:
+    lines = []
+    for call in s.calls:
+        is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and _tl_name(call, s.m.aliases) is None
+        is_cast = _tl_name(call, s.m.aliases) == "cast"
+        target = call.args[-1] if call.args else None
+        if (is_to or is_cast) and target is not None and _const(target, {}) == "int64":
+            lines.append(call.lineno)
+    if not lines:
+        return []
+    return [Signal("int64_offsets", s.fn.name, sorted(set(lines)), "index math cast to tl.int64", {"casts": len(lines)})]
+
+
+def _hinted(s: _KernelScan) -> tuple[set[str], set[int]]:
+    """Names and expression ids wrapped in tl.multiple_of / tl.max_contiguous."""
+    names, ids = set(), set()
+    for call in s.tl_calls("multiple_of", "max_contiguous"):
+        if call.args:
+            names |= _names(call.args[0])
+            ids |= {id(n) for n in ast.walk(call.args[0])}
+    return names, ids
+
+
+def _modulo_offsets(s: _KernelScan) -> list[Signal]:
+    hinted_names, hinted_ids = _hinted(s)
+    wrapped = {name for name, value in s.assigned.items() if name in hinted_names}
+    lines = []
+    for name, value in list(s.assigned.items()) + [("", c) for c in s.tl_calls("load", "store")]:
+        if name in wrapped:
+            continue
+        for node in ast.walk(value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv)) \
+                    and id(node) not in hinted_ids and s.uses_arange(node):
+                lines.append(node.lineno)
+    if not lines:
+        return []
+    return [Signal("modulo_offsets", s.fn.name, sorted(set(lines)),
+                   "offsets computed with % or // on tl.arange values (contiguity is lost)", {})]
+
+
+def _transpose_before_dot(s: _KernelScan) -> list[Signal]:
+    def transpose_line(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Name) and node.id in s.assigned:
+            node = s.assigned[node.id]
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            return node.lineno
+        if isinstance(node, ast.Call) and (_tl_name(node, s.m.aliases) in TRANSPOSE_OPS or (
+                isinstance(node.func, ast.Attribute) and node.func.attr in TRANSPOSE_OPS)):
+            return node.lineno
+        return None
+
+    out = []
+    for call in s.tl_calls("dot"):
+        lines = [ln for ln in (transpose_line(a) for a in call.args[:2]) if ln]
+        if lines:
+            out.append(Signal("transpose_before_dot", s.fn.name, sorted({call.lineno, *lines}),
+                              "a dot operand is transposed in registers (tl.trans / .T) right before tl.dot", {}))
+    return out
+
+
+def _loop_invariant_load(s: _KernelScan) -> list[Signal]:
+    out = []
+    for loop in _loops(s.fn):
+        variant = _loop_var_names(loop)
+        for stmt in loop.body:
+            for call in ast.walk(stmt):
+                if isinstance(call, ast.Call) and _tl_name(call, s.m.aliases) == "load" and call.args:
+                    used = _names(call.args[0]) | set().union(*(_names(k.value) for k in call.keywords), set())
+                    if not used & variant:
+                        out.append(Signal("loop_invariant_load", s.fn.name, [call.lineno, loop.lineno],
+                                          f"tl.load({ast.unparse(call.args[0])}) does not depend on the loop "
+                                          f"at line {loop.lineno} but runs every iteration", {}))
+    return out
+
+
+def _strided_access(s: _KernelScan) -> list[Signal]:
+    runtime = {p for p in s.k.params if p not in s.k.constexprs}
+
+    def fast_axis(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+            last = node.slice.elts[-1]
+            return isinstance(last, ast.Slice) and s.uses_arange(node.value)
+        return isinstance(node, ast.Name) and node.id in s.arange_names or (
+            isinstance(node, ast.BinOp) and s.uses_arange(node) and not any(
+                isinstance(n, ast.Subscript) for n in ast.walk(node)))
+
+    def row_axis(node: ast.AST) -> bool:
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
+            and not isinstance(node.slice.elts[-1], ast.Slice) and s.uses_arange(node.value)
+
+    mults = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+    # `rows[:, None] * stride_r + cols[None, :] * stride_c` is the generic-strides idiom, usually called
+    # with stride_c == 1 (which the JIT specializes); a strided fast axis without a strided row axis is not.
+    generic_lines = {n.lineno for n in mults if (row_axis(n.left) and _names(n.right) <= runtime)
+                     or (row_axis(n.right) and _names(n.left) <= runtime)}
+    out = []
+    for node in mults:
+        for offs, stride in ((node.left, node.right), (node.right, node.left)):
+            stride_names = _names(stride)
+            if fast_axis(offs) and stride_names and stride_names <= runtime and not s.uses_arange(stride):
+                generic = node.lineno in generic_lines
+                out.append(Signal("strided_access", s.fn.name, [node.lineno],
+                                  f"runtime stride {ast.unparse(stride)} multiplies the contiguous axis "
+                                  f"({ast.unparse(offs)})", {"stride": ast.unparse(stride), "generic_strides": generic},
+                                  weight=0.5 if generic else 1.0))
+    return out
+
+
+def _no_grouped_order(s: _KernelScan) -> list[Signal]:
+    if "dot" not in s.ops or "swizzle2d" in s.ops:
+        return []
+    if any("group" in name.lower() for name in set(s.assigned) | set(s.k.params)):
+        return []
+    pids = s.tl_calls("program_id")
+    axis1 = [c for c in pids if (c.args and _const(c.args[0], {}) == 1)
+             or any(k.arg == "axis" and _const(k.value, {}) == 1 for k in c.keywords)]
+    pid_names = {name for name, value in s.assigned.items() if isinstance(value, ast.Call) and value in pids}
+    split = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+             and _names(n.left) & pid_names]
+    lines = [c.lineno for c in axis1] or [n.lineno for n in split]
+    if not lines:
+        return []
+    return [Signal("no_grouped_order", s.fn.name, sorted(set(lines)),
+                   "matmul tiles run in plain row-major program order (no GROUP_SIZE_M swizzle)", {})]
+
+
+def _tiny_programs(s: _KernelScan) -> list[Signal]:
+    out = []
+    for launch in s.k.launches:
+        if launch.grid is None:
+            continue
+        for call in ast.walk(launch.grid):
+            if not (isinstance(call, ast.Call) and len(call.args) == 2):
+                continue
+            fname = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if fname != "cdiv":
+                continue
+            divisor = call.args[1]
+            value = _const(divisor, launch.env)
+            if value is None and isinstance(divisor, ast.Name) and divisor.id in launch.kwargs:
+                value = launch.kwargs[divisor.id][0]
+            if isinstance(value, int) and value < SMALL_1D and "dot" not in s.ops:
+                out.append(Signal("tiny_programs", s.fn.name, sorted({call.lineno, launch.node.lineno}),
+                                  f"grid of cdiv({ast.unparse(call.args[0])}, {value}): one program per {value} elements",
+                                  {"per_program": value}))
+    return out
+
+
+def _atomic_in_loop(s: _KernelScan) -> list[Signal]:
+    calls = [c for c in s.calls if (_tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) in s.in_loop]
+    if not calls:
+        return []
+    return [Signal("atomic_in_loop", s.fn.name, sorted({c.lineno for c in calls}),
+                   f"{_tl_name(calls[0], s.m.aliases)} inside a loop: one contended atomic per iteration", {})]
+
+
+DETECTORS = (_small_block, _no_autotune, _default_num_warps, _fp32_dot_ieee, _scalar_loop, _int64_offsets,
+             _modulo_offsets, _transpose_before_dot, _loop_invariant_load, _strided_access, _no_grouped_order,
+             _tiny_programs, _atomic_in_loop)
+
+
+def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:
+    """All L1 signals in a task file's source, plus each kernel's kinds (dot, reduce, ...).
+
+    Raises SyntaxError for source that does not parse (triage turns it into a finding)."""
+    module = _Module(ast.parse(source, filename=path))
+    signals: list[Signal] = []
+    kinds: dict[str, set[str]] = {}
+    for kernel in module.kernels.values():
+        scan = _KernelScan(module, kernel)
+        kinds[kernel.node.name] = scan.kinds()
+        for detector in DETECTORS:
+            signals.extend(detector(scan))
+    return signals, kinds
+
+
+# ---------------------------------------------------------------- matching against the catalog
+
+def _rank(patterns: list[Pattern], finding_id: str, own: set[str], present: set[str], kinds: set[str]
+          ) -> list[tuple[float, float, Pattern]]:
+    """(score, strength, pattern) best first: the finding's own signals, the kernel's other signals, kind fit."""
+    words = set().union(*(KIND_WORDS[k] for k in kinds))
+    ranked = []
+    for p in patterns:
+        sources = set(p.source_signals)
+        if not (own & sources or finding_id in p.finding_ids):
+            continue
+        fits = 1.0 if "any" in p.applies_to or words & set(p.applies_to) else 0.25
+        coverage = len(sources & present) / len(sources) if sources else 0.0
+        strength = fits * (0.5 * bool(own & sources) + 0.3 * coverage + 0.2 * (finding_id in p.finding_ids))
+        if strength >= 0.3:
+            ranked.append((strength * (0.5 + p.win_rate), strength, p))
+    ranked.sort(key=lambda t: (-t[0], t[2].id))
+    return ranked
+
+
+def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], patterns: list[Pattern],
+                         path: str) -> list[Finding]:
+    present = {s.name for s in signals}
+    by_finding: dict[str, list[Signal]] = {}
+    for signal in signals:
+        by_finding.setdefault(SIGNAL_FINDING[signal.name], []).append(signal)
+    findings = []
+    for finding_id, group in by_finding.items():
+        own = {s.name for s in group}
+        ranked = _rank(patterns, finding_id, own, present, kinds)
+        best = ranked[0][1] if ranked else 0.0
+        base = max(SIGNAL_CONFIDENCE[s.name] * s.weight for s in group)
+        evidence = [Evidence("L1", "source", sig.detail, {"signal": sig.name, "kernel": kernel, **sig.data},
+                             f"{path}:{sig.lines[0]}") for sig in group]
+        conditions = [SIGNAL_CONDITIONS[n] for n in sorted(own) if n in SIGNAL_CONDITIONS]
+        if ranked:
+            top = ranked[0][2]
+            evidence.append(Evidence("L1", "pattern", f"matches pattern {top.id} ({top.title}), strength {best:.2f}",
+                                     {"pattern": top.id, "strength": round(best, 2), "win_rate": round(top.win_rate, 2)},
+                                     f"corpora/patterns/{top.id}.yaml"))
+            conditions += [c for c in top.preconditions if c not in conditions]
+        findings.append(Finding(
+            id=finding_id, level="L1",
+            message=f"{kernel}: " + "; ".join(dict.fromkeys(s.detail for s in group)),
+            confidence=round(base * (0.6 + 0.4 * best), 2), evidence=evidence,
+            kernel_lines=sorted({ln for s in group for ln in s.lines}), conditions=conditions,
+            patterns=[p.id for _, _, p in ranked[:5]],
+        ))
+    return findings
+
+
+def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], patterns: dict[str, Pattern],
+               findings: list[Finding], path: str, line: int | None) -> None:
+    """Add index hits over the pattern corpus: to a matching finding's patterns, or as a weak new finding."""
+    query = f"Triton {' '.join(sorted(kinds))} kernel {kernel}: " + "; ".join(
+        dict.fromkeys(SOURCE_SIGNALS[s.name] for s in signals)) if signals else f"slow Triton {' '.join(sorted(kinds))} kernel {kernel}"
+    try:
+        hits = index.search(query, corpus="patterns", k=5)
+    except KoptError:
+        return  # no pattern corpus ingested: L1 stands on the catalog alone
+    for rank, hit in enumerate(hits):
+        pattern = patterns.get(hit.meta.get("symbol"))
+        if pattern is None or not pattern.finding_ids:
+            continue
+        mine = [f for f in findings if f.id in pattern.finding_ids and f.message.startswith(f"{kernel}:")]
+        if mine:
+            if pattern.id not in mine[0].patterns:
+                mine[0].patterns.append(pattern.id)
+            continue
+        findings.append(Finding(
+            id=pattern.finding_ids[0], level="L1",
+            message=f"{kernel}: similar to pattern {pattern.id} ({pattern.title})",
+            confidence=round(0.3 - 0.04 * rank, 2),
+            evidence=[Evidence("L1", "pattern", f"retrieved for the kernel's description (rank {rank + 1})",
+                               {"pattern": pattern.id, "score": float(getattr(hit, "score", 0.0)), "query": query},
+                               f"{path}:{line}" if line else f"corpora/patterns/{pattern.id}.yaml")],
+            kernel_lines=[line] if line else [], conditions=list(pattern.preconditions), patterns=[pattern.id]))
+
+
+def triage(task: Any, *, index: Any = None, patterns: list[Pattern] | None = None) -> list[Finding]:
+    """L1 findings for a task (an object with `.path`, or a path to the task file), best first."""
+    path = Path(getattr(task, "path", task))
+    try:
+        source = path.read_text()
+    except OSError as exc:
+        raise KoptError(f"{path}: cannot read task file: {exc.strerror}") from exc
+    try:
+        signals, kinds = detect_signals(source, str(path))
+    except SyntaxError as exc:
+        return [Finding("compile_failure", "L1", f"{path}:{exc.lineno}: {exc.msg}", 1.0,
+                        [Evidence("L1", "source", f"SyntaxError: {exc.msg}", {"text": (exc.text or "").strip()},
+                                  f"{path}:{exc.lineno}")], [exc.lineno or 0])]
+    catalog = load_patterns() if patterns is None else patterns
+    findings: list[Finding] = []
+    for kernel, kernel_kinds in kinds.items():
+        mine = [s for s in signals if s.kernel == kernel]
+        found = _findings_for_kernel(kernel, mine, kernel_kinds, catalog, str(path))
+        if index is not None:
+            first_line = min((ln for s in mine for ln in s.lines), default=None)
+            _retrieved(index, kernel, kernel_kinds, mine, {p.id: p for p in catalog}, found, str(path), first_line)
+        findings.extend(found)
+    findings.sort(key=lambda f: -f.confidence)
+    return findings
