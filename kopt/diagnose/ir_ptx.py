@@ -20,6 +20,7 @@ _BITS = re.compile(r"\.[bfsu](8|16|32|64|128)\b")
 _CP_ASYNC = re.compile(r"^(?:@!?%p\w+\s+)?cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global[^,]*,[^,]*,\s*(0x[0-9a-f]+|\d+)")
 _TMA = re.compile(r"\bcp\.async\.bulk\.tensor\b")
 _LOCAL = re.compile(r"\b(ld|st)\.local\b")
+_SHARED = re.compile(r"\b(?:(?:ld|st)\.shared|ldmatrix|stmatrix)\b")
 
 
 @dataclass
@@ -34,7 +35,9 @@ class LineCode:
     mma_sync: int = 0
     fma: int = 0
     local: int = 0
+    shared: int = 0  # ld/st.shared, ldmatrix/stmatrix: what a layout conversion costs
     excerpt: list[str] = field(default_factory=list)
+    first: dict[str, str] = field(default_factory=dict)  # kind (ld/st/cp.async) -> its first instruction
 
 
 def _width_bytes(mods: str) -> int:
@@ -53,8 +56,10 @@ def ptx_facts(ptx: str) -> dict[tuple[str, int, int], LineCode]:
         interesting = True
         if m := _GLOBAL_MEM.match(text):
             (fact.loads if m.group(1) == "ld" else fact.stores).append(_width_bytes(m.group(2)))
+            fact.first.setdefault(m.group(1), _strip_predicate(text))
         elif m := _CP_ASYNC.match(text):
             fact.cp_async.append(int(m.group(1), 0))
+            fact.first.setdefault("cp.async", _strip_predicate(text))
         elif _TMA.search(text):
             fact.tma += 1
         elif "wgmma.mma_async" in text:
@@ -65,11 +70,17 @@ def ptx_facts(ptx: str) -> dict[tuple[str, int, int], LineCode]:
             fact.fma += 1
         elif _LOCAL.search(text):
             fact.local += 1
+        elif _SHARED.search(text):
+            fact.shared += 1
         else:
             interesting = False
         if interesting and len(fact.excerpt) < 3:
             fact.excerpt.append(text)
     return out
+
+
+def _strip_predicate(text: str) -> str:
+    return re.sub(r"^@!?%p\w+\s+", "", text)
 
 
 def facts_for(facts: dict[tuple[str, int, int], LineCode], loc: SourceLoc) -> LineCode | None:
@@ -84,7 +95,9 @@ def facts_for(facts: dict[tuple[str, int, int], LineCode], loc: SourceLoc) -> Li
     for v in same_line:
         for name in ("loads", "stores", "cp_async", "excerpt"):
             getattr(merged, name).extend(getattr(v, name))
-        for name in ("tma", "wgmma", "mma_sync", "fma", "local"):
+        for kind, text in v.first.items():
+            merged.first.setdefault(kind, text)
+        for name in ("tma", "wgmma", "mma_sync", "fma", "local", "shared"):
             setattr(merged, name, getattr(merged, name) + getattr(v, name))
     return merged
 

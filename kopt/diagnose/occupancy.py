@@ -35,7 +35,7 @@ def occupancy(num_warps: int, registers: int | None, shared_bytes: int, capabili
         limits["registers"] = (lim["regs"] // per_warp) // max(num_warps, 1)
     if shared_bytes:
         limits["shared_memory"] = lim["smem"] // (shared_bytes + lim["smem_reserved"])
-    limiter = min(limits, key=lambda k: (limits[k], k != "registers" and k != "shared_memory"))
+    limiter = min(limits, key=lambda k: (limits[k], k not in ("warps", "blocks")))  # ties: the hardware cap
     blocks = limits[limiter]
     warps = blocks * num_warps
     return Occupancy(blocks, warps, warps / lim["warps"], limiter, limits)
