@@ -1,0 +1,85 @@
+"""AOT compile on a CPU-only machine: the JIT's specialization, sm_90 code, trajectory, cache, errors."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kopt.errors import CompileError
+from kopt.harness.compile import compile_task, parse_trajectory
+from kopt.task import load_task
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "tasks"
+
+
+def _compile(path, tmp_path, **kw):
+    return compile_task(load_task(path), target=kw.pop("target", "sm_90"), cache_dir=tmp_path / "cache", **kw)
+
+
+def test_aligned_elementwise_vectorizes_and_misaligned_does_not(tmp_path):
+    (aligned,) = _compile(ROOT / "examples" / "vector_add.py", tmp_path)
+    (offset,) = _compile(FIXTURES / "vector_add_offset.py", tmp_path)
+    assert aligned.specialization["x_ptr"] == ["divisible_by_16"]
+    assert "x_ptr" not in offset.specialization and "y_ptr" not in offset.specialization
+    assert "ld.global.v4" in aligned.asm["ptx"] and "LDG.E.128" in aligned.asm["sass"]
+    assert "ld.global.v4" not in offset.asm["ptx"] and "ld.global.b32" in offset.asm["ptx"]
+    assert "sizePerThread = [4]" in aligned.asm["ttgir"] and "LDG.E.128" not in offset.asm["sass"]
+    assert aligned.first_line == 9 and aligned.source_file.endswith("vector_add.py")
+    assert aligned.grid == [(1 << 24) // 1024] and aligned.registers and aligned.spill_stores == 0
+
+
+def test_matmul_uses_wgmma_on_sm90_and_mma_sync_on_sm80(tmp_path):
+    (k90,) = _compile(ROOT / "examples" / "matmul.py", tmp_path)
+    assert "ttng.warp_group_dot" in k90.asm["ttgir"]
+    assert "wgmma.mma_async" in k90.asm["ptx"] and "HGMMA" in k90.asm["sass"]
+    assert k90.shared_bytes > 0 and k90.registers > 0 and k90.options["num_stages"] == 3
+    assert k90.specialization["stride_ak"] == ["equal_to_1"] and k90.constexprs["BLOCK_K"] == 32
+    (k80,) = _compile(ROOT / "examples" / "matmul.py", tmp_path, target="sm_80", stages=["ptx"])
+    assert list(k80.asm) == ["ptx"] and "mma.sync" in k80.asm["ptx"] and "wgmma" not in k80.asm["ptx"]
+
+
+def test_trajectory_names_the_passes_in_order(tmp_path):
+    (kernel,) = _compile(ROOT / "examples" / "matmul.py", tmp_path, trajectory=True)
+    names = [name for name, _ in kernel.trajectory]
+    order = ["Inliner", "ConvertTritonToTritonGPU", "TritonGPUAccelerateMatmul", "TritonGPUPipeline",
+             "ConvertTritonGPUToLLVM"]
+    positions = [names.index(p) for p in order]
+    assert positions == sorted(positions) and len(names) > 40
+    before_ttg = dict(kernel.trajectory)["ConvertTritonToTritonGPU"]
+    assert "tt.dot" in before_ttg and "#ttg.blocked" not in before_ttg
+    assert "ttng.warp_group_dot" in kernel.trajectory[names.index("ConvertTritonGPUToLLVM")][1]
+
+
+def test_parse_trajectory_splits_dump_blocks():
+    text = ("// -----// IR Dump Before Inliner (inline) ('builtin.module' operation) //----- //\nmodule A\n"
+            "// -----// IR Dump Before CSE (cse) ('builtin.module' operation) //----- //\nmodule B\n")
+    assert parse_trajectory(text) == [("Inliner", "module A"), ("CSE", "module B")]
+
+
+def test_results_are_cached_on_disk(tmp_path):
+    path = ROOT / "examples" / "softmax.py"
+    (first,) = _compile(path, tmp_path)
+    files = list((tmp_path / "cache").glob("*.json"))
+    assert len(files) == 1 and first.cache_key in files[0].name
+    start = time.perf_counter()
+    (again,) = _compile(path, tmp_path)
+    assert time.perf_counter() - start < 0.5
+    assert again.cache_key == first.cache_key and again.asm == first.asm and again.registers == first.registers
+    (other_case,) = _compile(path, tmp_path, case=3)  # 128 columns: another BLOCK_SIZE, another entry
+    assert other_case.cache_key != first.cache_key and other_case.constexprs["BLOCK_SIZE"] == 128
+
+
+def test_autotuned_kernel_compiles_its_first_config(tmp_path):
+    (kernel,) = _compile(FIXTURES / "autotuned_scale.py", tmp_path)
+    assert kernel.constexprs["BLOCK"] == 512 and kernel.options["num_warps"] == 4 and kernel.grid == [8]
+
+
+def test_compile_error_names_the_kernel_line(tmp_path):
+    src = (ROOT / "examples" / "vector_add.py").read_text().replace("x + y, mask=mask)", "x + undefined_name, mask=mask)")
+    path = tmp_path / "bad_kernel.py"
+    path.write_text(src)
+    with pytest.raises(CompileError) as info:
+        _compile(path, tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:15:") and "add_kernel" in message and "undefined_name" in message
