@@ -1,0 +1,117 @@
+"""L3 attribution end to end: real tasks through the real harness compile (sm_90, no GPU) into findings."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kopt.diagnose.l3 import attribute
+from kopt.harness.compile import compile_task
+from kopt.task import load_task
+
+ROOT = Path(__file__).parents[1]
+PLANTED = ROOT / "tests" / "fixtures" / "ir" / "planted_l3.py"
+
+
+def _line(path: Path, text: str) -> int:
+    """The 1-based line holding `text`, so the assertions survive edits above it."""
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("compile-cache")
+
+
+@pytest.fixture(scope="module")
+def planted(cache):
+    kernels = compile_task(load_task(PLANTED), cache_dir=cache)
+    return attribute(kernels, PLANTED)
+
+
+def _findings(report, kernel_line_text):
+    line = _line(PLANTED, kernel_line_text)
+    return [f for f in report.findings if line in f.kernel_lines], line
+
+
+def test_strided_fastest_dim_is_uncoalesced_and_names_the_stride(planted):
+    found, line = _findings(planted, "x = tl.load(x_ptr + offs * stride, mask=mask)")
+    top = found[0]
+    assert top.id == "uncoalesced_access" and top.level == "L3"
+    assert f"line {line}" in top.message and "`stride`" in top.message and "32-bit" in top.message
+    assert {e.source for e in top.evidence} >= {"ttgir", "ptx", "sass"}
+    assert any("unit-stride" in c for c in top.conditions)
+    fact = next(f for f in planted.facts_at(line) if f["kind"] == "load")
+    assert fact["vector_bytes"] == 4 and fact["strided_dims"] == {"0": ["stride"]}
+
+
+def test_gather_and_modulo_offsets(planted):
+    gather, _ = _findings(planted, "tl.store(out_ptr + offs, tl.load(x_ptr + idx))")
+    assert gather[0].id == "uncoalesced_access" and "gather" in gather[0].message
+    wrap, _ = _findings(planted, "tl.load(x_ptr + offs % period)")
+    assert wrap[0].id == "modulo_indexing"
+
+
+def test_transpose_costs_a_layout_conversion_through_shared_memory(planted):
+    found, line = _findings(planted, "tl.store(out_ptr + rn[:, None] * M + rm[None, :], tl.trans(tile))")
+    conv = next(f for f in found if f.id == "layout_conversion")
+    assert "16384 B" in conv.message and "shared memory" in conv.message
+    facts = planted.facts_at(line)
+    assert any(f["kind"] == "convert_layout" and f["tensor_bytes"] == 16384 for f in facts)
+    # the load and store themselves are fully vectorized: the conversion is the cost
+    assert all(f["vector_bytes"] == 16 for f in facts if f["kind"] in ("load", "store"))
+
+
+def test_fp32_ieee_dot_on_fma_and_unpipelined_loop(planted):
+    found, _ = _findings(planted, 'acc += tl.dot(a, b, input_precision="ieee")')
+    ids = [f.id for f in found]
+    assert ids[0] == "fp32_dot_ieee" and "no_tensor_cores" in ids
+    loop, _ = _findings(planted, "a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])")
+    pipe = next(f for f in loop if f.id == "no_software_pipelining")
+    assert "num_stages=1" in pipe.message
+
+
+def test_wgmma_dot_with_a_narrow_operand_load(planted):
+    line = _line(PLANTED, "acc += tl.dot(a, b)\n".strip())
+    dot = next(f for f in planted.facts_at(line) if f["kind"] == "dot")
+    assert dot["lowering"].startswith("wgmma") and dot["operand_dtype"] == "f16"
+    found, _ = _findings(planted, "a = tl.load(a_ptr + rm[:, None] * sam + (k + rk)[None, :] * sak)")
+    ids = [f.id for f in found]
+    assert ids[0] == "uncoalesced_access" and "no_software_pipelining" in ids
+    assert "too narrow for cp.async" in next(f for f in found if f.id == "no_software_pipelining").message
+
+
+def test_resources_and_report_are_json(planted):
+    names = {k["kernel"] for k in planted.kernels}
+    assert names == {"transpose_kernel", "strided_copy_kernel", "gather_kernel", "wrap_copy_kernel",
+                     "dot_ieee_kernel", "strided_dot_kernel"}
+    for k in planted.kernels:
+        assert k["registers"] and 0 < k["occupancy"]["occupancy"] <= 1
+    json.dumps(planted.to_dict())
+
+
+def test_clean_vector_add_has_no_memory_findings(cache):
+    path = ROOT / "examples" / "vector_add.py"
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    assert not [f for f in report.findings if f.id in ("non_vectorized_load", "misaligned_access",
+                                                        "uncoalesced_access", "masked_access")]
+    load = report.facts_at(_line(path, "x = tl.load(x_ptr + offsets, mask=mask)"))[0]
+    assert load["vector_bytes"] == 16 and load["size_per_thread"] == 4 and load["mask_bounds"] == {"n_elements": 16}
+
+
+def test_view_at_an_offset_is_misaligned(cache):
+    path = ROOT / "examples" / "strided_scale.py"
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    line = _line(path, "x = tl.load(x_ptr + row * stride_x + cols, mask=mask)")
+    mis = next(f for f in report.findings if f.id == "misaligned_access")
+    assert line in mis.kernel_lines and "`x_ptr`" in mis.message
+    assert any("divisible by 16" in c for c in mis.conditions)
+    assert any("`stride_x`" in why for why in report.facts_at(line)[0]["why"])
+
+
+def test_missing_ttgir_is_a_note_not_a_crash(cache):
+    path = ROOT / "examples" / "vector_add.py"
+    kernel = compile_task(load_task(path), cache_dir=cache)[0]
+    kernel.asm = {"ptx": kernel.asm["ptx"]}
+    report = attribute([kernel], path)
+    assert report.findings == [] and "no TTGIR" in report.notes[0]
