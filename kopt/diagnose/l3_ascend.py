@@ -63,7 +63,8 @@ class Access:
     strides: list[str] = field(default_factory=list)  # element strides of the block ('?' dynamic)
     dtype: str = ""
     cause: str | None = None  # scalar loops: indirect | modulo | unstructured
-    elements: int | None = None  # scalar loops: one-element accesses per program
+    elements: int | None = None  # scalar loops: iterations per program
+    piece: list[int] = field(default_factory=list)  # scalar loops: what one iteration moves ([1] or e.g. [1, 128])
 
 
 @dataclass
@@ -215,7 +216,9 @@ def _scalar_loop(frame: _Frame, line: int | None, consts: dict[str, int], loaded
     if line is None:
         return None
     body = "\n".join(frame.text)
-    op = "load" if _SCALAR_LOAD.search(body) else "store"
+    op = "load" if _SCALAR_LOAD.search(body) or any(_COPY.match(t) for t in frame.text) else "store"
+    pieces = [m.group(3) for m in map(_REINTERPRET.match, frame.text) if m]
+    piece = [int(s) for s in pieces[0].split(",") if s.strip().isdigit()] if pieces else [1]
     extracted = [m.group(1) for m in _EXTRACT.finditer(body)]
     if any(name in loaded for name in extracted):
         cause = "indirect"  # offsets read from memory: a gather/scatter
@@ -228,7 +231,7 @@ def _scalar_loop(frame: _Frame, line: int | None, consts: dict[str, int], loaded
         lo, hi = consts.get(m.group(2)), consts.get(m.group(3))
         if lo is not None and hi is not None:
             elements = hi - lo
-    return Access(line=line, op=op, lowering="scalar_loop", mask="none", cause=cause, elements=elements)
+    return Access(line=line, op=op, lowering="scalar_loop", mask="none", cause=cause, elements=elements, piece=piece)
 
 
 def _introducing_pass(trajectory: list, marker: str) -> str | None:
@@ -265,11 +268,14 @@ def analyze_ascend(compiled: list[CompiledKernel], task_path: str | Path) -> lis
         for a in facts.accesses:
             if a.lowering == "scalar_loop":
                 why, conditions = _CAUSES[a.cause]
-                count = f"{a.elements} one-element {a.op}s" if a.elements else f"one-element {a.op}s"
+                n = f"{a.elements} " if a.elements else ""
+                scalar = all(d == 1 for d in a.piece)
+                shape = "one-element" if scalar else f"{'x'.join(map(str, a.piece))}-element"
+                kind = "scalar loop" if scalar else "loop"
                 findings.append(Finding(
-                    id="unstructured_access", level="L3", confidence=0.9, kernel_lines=[a.line],
-                    message=(f"{kernel.name}: the {a.op} at line {a.line} is a scalar loop of {count} per program "
-                             f"instead of a block copy: {why}"),
+                    id="unstructured_access", level="L3", confidence=0.9 if scalar else 0.75, kernel_lines=[a.line],
+                    message=(f"{kernel.name}: the {a.op} at line {a.line} is a {kind} of {n}separate {shape} {a.op}s per "
+                             f"program instead of one block copy: {why}"),
                     conditions=conditions,
                     evidence=[Evidence("L3", "ttadapter", f"scf.for {{ExtractedLoadOrStore}} at line {a.line} "
                                        f"({a.cause}); introduced by {facts.scalarized_by or 'TritonToUnstructure'}",
