@@ -71,6 +71,10 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses
     except ImportError as exc:
         raise KoptError(f"the knowledge index is not available: {exc}") from exc
     index = open_index(load_settings())
+    asked = len(questions)
+    questions = [q for q in questions if any(g.corpus in corpus_list for g in q.gold)]
+    if not questions:
+        raise KoptError(f"{gold_path}: no question has a gold in the corpora searched ({','.join(corpus_list)})")
 
     def search(question: str, mode: str):
         return index.search(question, corpus=corpus_list, k=k, mode=mode)
@@ -80,7 +84,8 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses
     with Progress(transient=True, disable=as_json) as progress:
         task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
         report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
-    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins)
+    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins, skipped=asked - len(questions),
+                  index=[c for c in index.corpora() if c["name"] in corpus_list])
     if as_json:
         emit_json(report)
     else:
@@ -94,7 +99,9 @@ def _print_report(report: dict, show_misses: int) -> None:
     console = Console()
     k = report["k"]
     metrics = [f"recall@{n}" for n in (1, 5, 10) if n <= k] + ["mrr", f"ndcg@{k}"]
-    table = Table(title=f"retrieval eval: {report['questions']} questions, k={k}, corpora={','.join(report['corpora'])}")
+    skipped = f" ({report['skipped']} skipped: gold outside these corpora)" if report["skipped"] else ""
+    table = Table(title=f"retrieval eval: {report['questions']} questions{skipped}, k={k}, "
+                        f"corpora={','.join(report['corpora'])}")
     table.add_column("mode")
     table.add_column("level")
     for name in metrics:
