@@ -141,20 +141,25 @@ def _decorator_names(fn: ast.FunctionDef) -> list[str]:
     return out
 
 
-def _simple_assignments(body: list[ast.stmt] | ast.AST) -> dict[str, ast.AST]:
-    nodes = body if isinstance(body, list) else [body]
-    out: dict[str, ast.AST] = {}
-    for stmt in nodes:
+def _assignments(body: list[ast.stmt]) -> list[tuple[str, ast.AST]]:
+    """(name, value) of every plain or tuple-unpacking assignment, in source order."""
+    out: list[tuple[str, ast.AST]] = []
+    for stmt in body:
         for node in ast.walk(stmt):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
                 continue
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                out[target.id] = node.value
+                out.append((target.id, node.value))
             elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
                     and len(target.elts) == len(node.value.elts):
-                out.update((t.id, v) for t, v in zip(target.elts, node.value.elts) if isinstance(t, ast.Name))
+                out.extend((t.id, v) for t, v in zip(target.elts, node.value.elts) if isinstance(t, ast.Name))
     return out
+
+
+def _simple_assignments(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """The last value assigned to each name."""
+    return dict(_assignments(body))
 
 
 def _loops(fn: ast.FunctionDef) -> list[ast.For | ast.While]:
@@ -237,26 +242,45 @@ class _KernelScan:
         self.m, self.k, self.fn = module, kernel, kernel.node
         self.calls = [n for n in ast.walk(self.fn) if isinstance(n, ast.Call)]
         self.ops = {_tl_name(c, module.aliases) for c in self.calls} - {None}
-        self.assigned = _simple_assignments(self.fn.body)
+        self.assignments = _assignments(self.fn.body)
+        self.assigned = dict(self.assignments)
         self.arange_names = self._arange_derived()
+        self.linear_names = self._arange_derived(linear=True)
+        self.pointer_ids = self._pointer_ids()
         self.in_loop = _inside_loop(self.fn)
 
     def tl_calls(self, *names: str) -> list[ast.Call]:
         return [c for c in self.calls if _tl_name(c, self.m.aliases) in names]
 
-    def _arange_derived(self) -> set[str]:
+    def _arange_derived(self, linear: bool = False) -> set[str]:
+        """Names computed from tl.arange; with `linear`, only through + - * (no % or //, which break contiguity)."""
         derived: set[str] = set()
         changed = True
         while changed:
             changed = False
-            for name, value in self.assigned.items():
+            for name, value in self.assignments:
                 if name in derived:
+                    continue
+                if linear and any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+                                  for n in ast.walk(value)):
                     continue
                 if any(_tl_name(c, self.m.aliases) == "arange" for c in ast.walk(value) if isinstance(c, ast.Call)) \
                         or _names(value) & derived:
                     derived.add(name)
                     changed = True
         return derived
+
+    def _pointer_ids(self) -> set[int]:
+        """ids of the AST nodes that compute a load/store/atomic address, directly or through assignments."""
+        roots = [c.args[0] for c in self.calls if c.args and (_tl_name(c, self.m.aliases) or "") in
+                 {"load", "store"} | {f"atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor", "xchg", "cas")}]
+        names: set[str] = set()
+        frontier = set().union(*(_names(r) for r in roots), set())
+        while frontier - names:
+            names |= frontier
+            frontier = set().union(*(_names(v) for n, v in self.assignments if n in names), set())
+        nodes = roots + [v for n, v in self.assignments if n in names]
+        return {id(x) for node in nodes for x in ast.walk(node)}
 
     def uses_arange(self, node: ast.AST) -> bool:
         return bool(_names(node) & self.arange_names) or any(
@@ -417,11 +441,14 @@ def _int64_offsets(s: _KernelScan) -> list[Signal]:
         is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and _tl_name(call, s.m.aliases) is None
         is_cast = _tl_name(call, s.m.aliases) == "cast"
         target = call.args[-1] if call.args else None
-        if (is_to or is_cast) and target is not None and _const(target, {}) == "int64":
+        receiver = call.func.value if is_to else (call.args[0] if is_cast and call.args else None)
+        if (is_to or is_cast) and target is not None and _const(target, {}) == "int64" \
+                and id(call) in s.pointer_ids and s.uses_arange(receiver):
             lines.append(call.lineno)
     if not lines:
         return []
-    return [Signal("int64_offsets", s.fn.name, sorted(set(lines)), "index math cast to tl.int64", {"casts": len(lines)})]
+    return [Signal("int64_offsets", s.fn.name, sorted(set(lines)), "per-element address math cast to tl.int64",
+                   {"casts": len(lines)})]
 
 
 def _hinted(s: _KernelScan) -> tuple[set[str], set[int]]:
@@ -435,15 +462,14 @@ def _hinted(s: _KernelScan) -> tuple[set[str], set[int]]:
 
 
 def _modulo_offsets(s: _KernelScan) -> list[Signal]:
-    hinted_names, hinted_ids = _hinted(s)
-    wrapped = {name for name, value in s.assigned.items() if name in hinted_names}
+    wrapped, hinted_ids = _hinted(s)
     lines = []
-    for name, value in list(s.assigned.items()) + [("", c) for c in s.tl_calls("load", "store")]:
+    for name, value in s.assignments + [("", c) for c in s.tl_calls("load", "store")]:
         if name in wrapped:
             continue
         for node in ast.walk(value):
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv)) \
-                    and id(node) not in hinted_ids and s.uses_arange(node):
+                    and id(node) not in hinted_ids and id(node) in s.pointer_ids and s.uses_arange(node):
                 lines.append(node.lineno)
     if not lines:
         return []
@@ -486,36 +512,54 @@ def _loop_invariant_load(s: _KernelScan) -> list[Signal]:
     return out
 
 
+def _add_terms(node: ast.AST) -> list[ast.AST]:
+    """The terms of an a + b - c chain."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _add_terms(node.left) + _add_terms(node.right)
+    return [node]
+
+
 def _strided_access(s: _KernelScan) -> list[Signal]:
+    """A runtime stride on the tile's fast axis, in an address with no unstrided (contiguous) tl.arange term.
+
+    The coalesce pass orders the layout along whichever axis AxisInfo proves contiguous, so an address
+    with any unstrided arange term is fine; `x + offs * stride` (1-D) is strided for any stride but 1."""
     runtime = {p for p in s.k.params if p not in s.k.constexprs}
 
     def fast_axis(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
-            last = node.slice.elts[-1]
-            return isinstance(last, ast.Slice) and s.uses_arange(node.value)
-        return isinstance(node, ast.Name) and node.id in s.arange_names or (
-            isinstance(node, ast.BinOp) and s.uses_arange(node) and not any(
-                isinstance(n, ast.Subscript) for n in ast.walk(node)))
+            return isinstance(node.slice.elts[-1], ast.Slice) and s.uses_arange(node.value)
+        if isinstance(node, ast.Name):
+            return node.id in s.linear_names
+        return isinstance(node, ast.BinOp) and s.uses_arange(node) and not any(
+            isinstance(n, ast.Subscript) or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+            for n in ast.walk(node))
 
-    def row_axis(node: ast.AST) -> bool:
-        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
-            and not isinstance(node.slice.elts[-1], ast.Slice) and s.uses_arange(node.value)
+    def strided(term: ast.AST) -> str | None:
+        """The runtime stride of `fast-axis offsets * stride` (either order), else None."""
+        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+            for offs, stride in ((term.left, term.right), (term.right, term.left)):
+                names = _names(stride)
+                if fast_axis(offs) and names and names <= runtime and not s.uses_arange(stride):
+                    return ast.unparse(stride)
+        return None
 
-    mults = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
-    # `rows[:, None] * stride_r + cols[None, :] * stride_c` is the generic-strides idiom, usually called
-    # with stride_c == 1 (which the JIT specializes); a strided fast axis without a strided row axis is not.
-    generic_lines = {n.lineno for n in mults if (row_axis(n.left) and _names(n.right) <= runtime)
-                     or (row_axis(n.right) and _names(n.left) <= runtime)}
-    out = []
-    for node in mults:
-        for offs, stride in ((node.left, node.right), (node.right, node.left)):
-            stride_names = _names(stride)
-            if fast_axis(offs) and stride_names and stride_names <= runtime and not s.uses_arange(stride):
-                generic = node.lineno in generic_lines
-                out.append(Signal("strided_access", s.fn.name, [node.lineno],
-                                  f"runtime stride {ast.unparse(stride)} multiplies the contiguous axis "
-                                  f"({ast.unparse(offs)})", {"stride": ast.unparse(stride), "generic_strides": generic},
-                                  weight=0.5 if generic else 1.0))
+    addresses = [v for n, v in s.assignments if id(v) in s.pointer_ids] + [
+        c.args[0] for c in s.tl_calls("load", "store") if c.args]
+    out, seen = [], set()
+    for address in addresses:
+        terms = _add_terms(address)
+        arange_terms = [t for t in terms if s.uses_arange(t)]
+        hits = [(t, strided(t)) for t in arange_terms if strided(t)]
+        contiguous = [t for t in arange_terms if not (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult))]
+        for term, stride in hits:
+            if contiguous or term.lineno in seen:
+                continue
+            seen.add(term.lineno)
+            generic = len(arange_terms) > 1  # every axis strided: the generic idiom, fine when the fast stride is 1
+            out.append(Signal("strided_access", s.fn.name, [term.lineno],
+                              f"runtime stride {stride} multiplies the contiguous axis ({ast.unparse(term)})",
+                              {"stride": stride, "generic_strides": generic}, weight=0.5 if generic else 1.0))
     return out
 
 
@@ -525,9 +569,13 @@ def _no_grouped_order(s: _KernelScan) -> list[Signal]:
     if any("group" in name.lower() for name in set(s.assigned) | set(s.k.params)):
         return []
     pids = s.tl_calls("program_id")
-    axis1 = [c for c in pids if (c.args and _const(c.args[0], {}) == 1)
-             or any(k.arg == "axis" and _const(k.value, {}) == 1 for k in c.keywords)]
-    pid_names = {name for name, value in s.assigned.items() if isinstance(value, ast.Call) and value in pids}
+    pid_names = {name for name, value in s.assignments if isinstance(value, ast.Call) and value in pids}
+    tile_values = [v for _, v in s.assignments if s.uses_arange(v)]
+    positions_tile = {id(n) for v in tile_values for n in ast.walk(v)} | {
+        id(value) for name, value in s.assignments if value in pids and any(name in _names(v) for v in tile_values)}
+    # program_id(1) that positions an output tile (not a batch or head index) means a 2-D tile grid
+    axis1 = [c for c in pids if id(c) in positions_tile and (
+        (c.args and _const(c.args[0], {}) == 1) or any(k.arg == "axis" and _const(k.value, {}) == 1 for k in c.keywords))]
     split = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
              and _names(n.left) & pid_names]
     lines = [c.lineno for c in axis1] or [n.lineno for n in split]
@@ -538,6 +586,9 @@ def _no_grouped_order(s: _KernelScan) -> list[Signal]:
 
 
 def _tiny_programs(s: _KernelScan) -> list[Signal]:
+    """A grid of cdiv(n, b) where b is small and is what one program covers (its tl.arange size)."""
+    tile = s.tile_elements()
+    per_program = {size for size, _, _ in s.aranges()} if tile is not None and tile < SMALL_1D else set()
     out = []
     for launch in s.k.launches:
         if launch.grid is None:
@@ -552,7 +603,7 @@ def _tiny_programs(s: _KernelScan) -> list[Signal]:
             value = _const(divisor, launch.env)
             if value is None and isinstance(divisor, ast.Name) and divisor.id in launch.kwargs:
                 value = launch.kwargs[divisor.id][0]
-            if isinstance(value, int) and value < SMALL_1D and "dot" not in s.ops:
+            if isinstance(value, int) and value < SMALL_1D and value in per_program and "dot" not in s.ops:
                 out.append(Signal("tiny_programs", s.fn.name, sorted({call.lineno, launch.node.lineno}),
                                   f"grid of cdiv({ast.unparse(call.args[0])}, {value}): one program per {value} elements",
                                   {"per_program": value}))
