@@ -1,0 +1,180 @@
+"""Index: hybrid retrieval over the ingested corpora, plus exact lookups.
+
+Hybrid search runs a dense and a BM25 query per collection and fuses them in Python with a
+*weighted* reciprocal-rank fusion: on compiler source BM25 is the stronger signal, so equal
+weights would drag it down (DESIGN.md). Queries are first expanded by corpora/glossary.toml so
+that "hopper" also asks for sm_90 and "wgmma" for MMAv3.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+
+from kopt.errors import KoptError
+from kopt.index.backends import NONEMPTY, open_backend
+from kopt.index.tokenize import query_vector, tokens
+
+RRF_K = 60
+WEIGHTS = {"sparse": 1.0, "dense": 0.5}
+MODES = ("hybrid", "dense", "sparse")
+_EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
+
+
+@dataclass
+class Hit:
+    score: float
+    text: str
+    meta: dict = field(default_factory=dict)
+
+    def cite(self) -> str:
+        m = self.meta
+        return f"{m.get('path')}:{m.get('start_line')}-{m.get('end_line')}@{m.get('version')}"
+
+    def to_dict(self) -> dict:
+        return {"score": self.score, "cite": self.cite(), "text": self.text,
+                "meta": {k: v for k, v in self.meta.items() if k != "text"}}
+
+
+@cache
+def glossary() -> dict[str, list[str]]:
+    from kopt.ingest.manifest import corpora_dir
+
+    path = corpora_dir() / "glossary.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return {k.lower(): v for k, v in tomllib.loads(path.read_text()).get("terms", {}).items()}
+    except tomllib.TOMLDecodeError as exc:
+        raise KoptError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def expand(query: str) -> str:
+    """The query plus the code vocabulary its engineer words stand for."""
+    lower = query.lower()
+    extra = [t for term, adds in glossary().items() if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", lower) for t in adds]
+    return " ".join([query, *extra])
+
+
+class Index:
+    """The knowledge index of one settings object (Edge on disk, or a Qdrant server)."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.backend = open_backend(settings)
+        self.catalog = self.backend.read_catalog()
+        self.where = settings.qdrant_url or str(settings.index_path)
+
+    def corpora(self) -> list[dict]:
+        return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
+                 "model": e.get("model"), "ingested": e.get("ingested"), "root": e.get("root")}
+                for name, e in sorted(self.catalog.get("corpora", {}).items())]
+
+    def _entries(self, corpus: str | list[str] | None) -> list[tuple[str, dict]]:
+        served = self.catalog.get("corpora", {})
+        if not served:
+            raise KoptError(f"the index at {self.where} is empty",
+                            hint="run `kopt ingest triton-pkg` (no checkout needed) or `kopt ingest triton --path DIR`")
+        names = [corpus] if isinstance(corpus, str) else list(corpus or served)
+        missing = [n for n in names if n not in served]
+        if missing:
+            path = " --path DIR" if missing[0] in ("triton", "triton-ascend") else ""
+            raise KoptError(f"corpus {missing[0]!r} is not in the index at {self.where}",
+                            hint=f"run `kopt ingest {missing[0]}{path}`")
+        return [(n, served[n]) for n in names]
+
+    def search(self, query: str, *, corpus: str | list[str] | None = None, k: int = 10, mode: str = "hybrid",
+               filters: dict | None = None) -> list[Hit]:
+        if mode not in MODES:
+            raise KoptError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+        if not tokens(query):
+            raise KoptError("empty query")
+        flt, path_glob = _filters(filters)
+        fetch = max(50, k * 5) * (4 if path_glob else 1)
+        fused: list[Hit] = []
+        for _, entry in self._entries(corpus):
+            dense = _query_embedding(entry["model"], query) if mode != "sparse" else None
+            sparse = query_vector(expand(query)) if mode != "dense" else None
+            d_hits, s_hits = self.backend.query(entry["collection"], dense, sparse, fetch, flt)
+            if path_glob:
+                d_hits, s_hits = ([h for h in hits if fnmatch.fnmatchcase(h[2].get("path", ""), path_glob)]
+                                  for hits in (d_hits, s_hits))
+            fused += _fuse(d_hits, s_hits, mode)
+        return sorted(fused, key=lambda h: -h.score)[:k]
+
+    def lookup_symbol(self, name: str, corpus: str | list[str] | None = None) -> list[Hit]:
+        """Chunks that define `name` (a short name, or a qualified one such as CoalescePass::runOnOperation)."""
+        short = re.split(r"::|\.", name)[-1]
+        hits = []
+        for _, entry in self._entries(corpus):
+            for _, meta in self.backend.scroll(entry["collection"], {"symbols": short}, limit=200):
+                if short != name and not any(q.strip().endswith(name) for q in meta.get("qualname", "").split(",")):
+                    continue
+                hits.append(Hit(1.0, meta.get("text", ""), meta))
+        rank = {"function": 0, "pass": 0, "class": 1, "td_record": 2}
+        return sorted(hits, key=lambda h: (rank.get(h.meta.get("kind"), 3), h.meta.get("path", ""), h.meta.get("start_line", 0)))
+
+    def find_emitter(self, message: str, corpus: str | list[str] | None = None, k: int = 5) -> list[Hit]:
+        """The functions whose emitted diagnostics best match a message seen in a log."""
+        want = set(tokens(message))
+        if not want:
+            raise KoptError("empty message")
+        hits = []
+        for _, entry in self._entries(corpus):
+            _, s_hits = self.backend.query(entry["collection"], None, query_vector(message), 100, {"diagnostics": NONEMPTY})
+            for _, _, meta in s_hits:
+                best = max(((_overlap(want, set(tokens(d))), d) for d in meta.get("diagnostics", [])), default=(0.0, ""))
+                if best[0] > 0:
+                    hits.append(Hit(round(best[0], 4), meta.get("text", ""), {**meta, "matched_diagnostic": best[1]}))
+        return sorted(hits, key=lambda h: -h.score)[:k]
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def _overlap(want: set[str], have: set[str]) -> float:
+    """How much of the emitted message's fixed text the observed message contains."""
+    return len(want & have) / len(have) if have else 0.0
+
+
+def _filters(filters: dict | None) -> tuple[dict, str | None]:
+    flt, path_glob = {}, None
+    for key, value in (filters or {}).items():
+        if value in (None, "", []):
+            continue
+        if key == "path":
+            if any(ch in str(value) for ch in "*?["):
+                path_glob = str(value)
+            else:
+                flt["path"] = value
+        elif key in _EXACT_FILTERS:
+            flt[_EXACT_FILTERS[key]] = value
+        elif key != "corpus":
+            raise KoptError(f"unknown search filter {key!r}; use corpus, language, kind, path, passes, symbol")
+    return flt, path_glob
+
+
+def _fuse(dense: list, sparse: list, mode: str) -> list[Hit]:
+    if mode != "hybrid":
+        return [Hit(round(score, 4), meta.get("text", ""), meta) for _, score, meta in (dense or sparse)]
+    scores: dict[str, float] = {}
+    metas: dict[str, dict] = {}
+    for weight, hits in ((WEIGHTS["dense"], dense), (WEIGHTS["sparse"], sparse)):
+        for rank, (pid, _, meta) in enumerate(hits):
+            scores[pid] = scores.get(pid, 0.0) + weight / (RRF_K + rank + 1)
+            metas[pid] = meta
+    return [Hit(round(s * RRF_K, 4), metas[pid].get("text", ""), metas[pid]) for pid, s in scores.items()]
+
+
+@cache
+def _query_embedding(model: str, query: str) -> list[float]:
+    from kopt.index.embed import encode
+
+    return encode(model, [query])[0].tolist()
+
+
+def open_index(settings) -> Index:
+    return Index(settings)

@@ -1,0 +1,71 @@
+"""A code-aware tokenizer and the BM25 sparse vectors built from it.
+
+Compiler source names things in camelCase, snake_case and dotted MLIR op names, and engineers
+ask in plain words; so each identifier yields its whole (lower-cased) self plus its parts, lightly
+stemmed. Documents carry a saturated term frequency (BM25's k1/b part); Qdrant's IDF modifier
+supplies the inverse document frequency at query time, so adding a corpus needs no global pass.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|\d+")
+_CAMEL = re.compile(r"[A-Z]+(?=[a-z]\d)|[a-z]\d+|[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP = frozenset(
+    "a an and are as at be by do does for from how i if in is it of on or so that the this to was what when where "
+    "which why with".split()
+)
+K1, B = 1.2, 0.75
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to meet 'loads'/'load', 'pipelining'/'pipeline'."""
+    for suffix, keep in (("ization", 4), ("ation", 4), ("izing", 4), ("ing", 4), ("ies", 3), ("es", 4), ("ed", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+            word = word[: -len(suffix)]
+            if suffix == "ies":
+                word += "y"
+            break
+    return word.rstrip("e") if len(word) > 4 else word
+
+
+def tokens(text: str) -> list[str]:
+    """Whole identifiers (and dotted op names) plus their stemmed parts, lower-cased."""
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        whole = match.group()
+        lower = whole.lower()
+        parts = [p.lower() for piece in re.split(r"[._]", whole) for p in _CAMEL.findall(piece)]
+        if len(parts) > 1:
+            out.append(lower)
+        out.extend(stem(p) for p in parts if p not in _STOP and (len(p) > 1 or p.isdigit()))
+    return out
+
+
+def token_id(token: str) -> int:
+    return zlib.crc32(token.encode())
+
+
+def doc_vector(text: str, avgdl: float) -> tuple[list[int], list[float]]:
+    """BM25 term-frequency weights for a document (IDF comes from Qdrant's modifier)."""
+    counts = Counter(tokens(text))
+    length = sum(counts.values()) or 1
+    norm = K1 * (1 - B + B * length / max(avgdl, 1.0))
+    return _pack({t: c * (K1 + 1) / (c + norm) for t, c in counts.items()})
+
+
+def query_vector(text: str) -> tuple[list[int], list[float]]:
+    """Each distinct query token weighs 1; repeated tokens count once."""
+    return _pack({t: 1.0 for t in tokens(text)})
+
+
+def _pack(weights: dict[str, float]) -> tuple[list[int], list[float]]:
+    merged: dict[int, float] = {}
+    for tok, w in weights.items():
+        key = token_id(tok)
+        merged[key] = merged.get(key, 0.0) + w
+    keys = sorted(merged)
+    return keys, [merged[k] for k in keys]

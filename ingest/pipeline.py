@@ -1,0 +1,211 @@
+"""ingest_corpus: sources -> chunks -> enrichment -> vectors -> a new collection -> alias swap.
+
+Every ingest builds into a staging collection recorded in the catalog under `building`; only
+when it is complete does the catalog point the corpus at it (one atomic write) and drop the old
+one. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
+into the same staging collection, skips what is already there, and never duplicates.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kopt.errors import KoptError
+from kopt.ingest import code_chunks, text_chunks
+from kopt.ingest.chunk import Chunk, fit, windows
+from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, passes_in
+from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
+
+ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
+BATCH = 128
+
+
+@dataclass
+class IngestSummary:
+    corpus: str
+    version: str
+    collection: str
+    files: int
+    chunks: int
+    new: int          # chunks the previously served version did not have
+    reused: int       # chunks carried over unchanged
+    deleted: int      # chunks of the previous version that are gone
+    embedded: int     # vectors computed now (the rest came from the vector cache)
+    fallbacks: int    # files chunked by line windows because they did not parse
+    skipped: int      # binary, huge or unknown-suffix files
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def chunk_file(rel: str, data: bytes, kind_hint: str | None = None) -> tuple[list[Chunk], bool]:
+    """Chunks of one file and whether it fell back to line windows."""
+    language = LANGUAGES[Path(rel).suffix.lower()]
+    text = data.decode("utf-8", "replace")
+    try:
+        if language == "cpp":
+            chunks = code_chunks.chunk_cpp(rel, data)
+        elif language == "python":
+            chunks = code_chunks.chunk_python(rel, data)
+        elif language == "tablegen":
+            chunks = code_chunks.chunk_tablegen(rel, data)
+        elif language == "mlir":
+            chunks = text_chunks.chunk_mlir(rel, text)
+        elif language == "yaml":
+            chunks = text_chunks.chunk_patterns(rel, text)
+        else:
+            chunks = text_chunks.chunk_document(rel, text, language, kind_hint or "doc")
+    except (code_chunks.ParseFailure, ValueError, RecursionError):
+        return windows(text, rel, language), True
+    return fit(chunks, text), False
+
+
+def point_id(corpus: str, chunk: Chunk) -> str:
+    return str(uuid.uuid5(ID_NAMESPACE, f"{corpus}|{chunk.path}|{chunk.start_line}|{chunk.content_hash}"))
+
+
+def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
+    body = chunk.body
+    return {
+        "corpus": corpus, "version": version, "path": chunk.path, "language": chunk.language, "kind": chunk.kind,
+        "symbol": chunk.symbol, "symbols": chunk.symbols, "qualname": chunk.qualname, "signature": chunk.signature,
+        "start_line": chunk.start_line, "end_line": chunk.end_line,
+        "passes": list(dict.fromkeys(chunk.passes + passes_in(body, reg))), "ops": ops_in(body, reg),
+        "diagnostics": diagnostics_in(body), "env_knobs": env_knobs_in(body), "content_hash": chunk.content_hash,
+        "text": chunk.text, **{k: v for k, v in chunk.extra.items() if k != "group"},
+    }
+
+
+def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | None = None,
+                  embed_model: str | None = None, progress: bool = True) -> IngestSummary:
+    """Ingest one corpus into the index of `settings`; returns what changed."""
+    from kopt.index.backends import open_backend
+    from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
+    from kopt.index.tokenize import doc_vector, tokens
+
+    started = time.perf_counter()
+    source = resolve(load_manifest(name), Path(path) if path else None, rev)
+    model = embed_model or settings.embed_model
+    kind_hint = "pass_note" if name == "passes" else None
+
+    chunks, fallbacks, skipped, reg = [], 0, 0, Registry()
+    blobs: dict[str, bytes] = {}
+    for rel in source.files:
+        if Path(rel).suffix.lower() not in LANGUAGES or source.size(rel) > MAX_BYTES:
+            skipped += 1
+            continue
+        data = source.read(rel)
+        if b"\0" in data[:8192]:
+            skipped += 1
+            continue
+        blobs[rel] = data
+        if rel.endswith(".td"):
+            reg.learn(data.decode("utf-8", "replace"))
+    for rel, data in blobs.items():
+        file_chunks, fell_back = chunk_file(rel, data, kind_hint)
+        fallbacks += fell_back
+        chunks.extend(file_chunks)
+    del blobs
+    if not chunks:
+        raise KoptError(f"corpus {name}: no chunks from {source.root} ({len(source.files)} files selected, {skipped} skipped)")
+
+    records = {point_id(name, c): c for c in chunks}
+    avgdl = sum(len(tokens(c.text)) for c in records.values()) / len(records)
+
+    backend = open_backend(settings)
+    try:
+        with backend.writer_lock():
+            summary = _build(backend, name, source, model, records, avgdl, reg, progress,
+                             VectorCache(), dimension, embed_text, encode, text_hash, doc_vector)
+    finally:
+        backend.close()
+    return IngestSummary(name, source.version, summary["collection"], len(source.files) - skipped, len(records),
+                         summary["new"], summary["reused"], summary["deleted"], summary["embedded"], fallbacks, skipped,
+                         round(time.perf_counter() - started, 2))
+
+
+def _build(backend, name, source, model, records, avgdl, reg, progress, cache, dimension, embed_text, encode,
+           text_hash, doc_vector) -> dict:
+    catalog = backend.read_catalog()
+    served = catalog["corpora"].get(name)
+    staging = catalog["building"].get(name)
+    if not (staging and staging["version"] == source.version and staging["model"] == model
+            and staging["collection"] in backend.names()):
+        generation = max([int(c.rsplit("-g", 1)[1]) for c in backend.names() if c.startswith(f"{name}-")
+                          and c.rsplit("-g", 1)[-1].isdigit()] + [0]) + 1
+        staging = {"collection": f"{name}-{_safe(source.version)}-g{generation}", "version": source.version,
+                   "model": model, "dim": dimension(model)}
+        backend.create(staging["collection"], staging["dim"])
+        catalog["building"][name] = staging
+        backend.write_catalog(catalog)
+    coll = staging["collection"]
+
+    present = {pid for pid, _ in backend.scroll(coll, payload=False)}
+    backend.delete(coll, sorted(present - records.keys()))  # left over by an earlier, different attempt
+    old_ids = {pid for pid, _ in backend.scroll(served["collection"], payload=False)} if served and served["collection"] in backend.names() else set()
+    todo = [pid for pid in records if pid not in present]
+
+    texts = {pid: embed_text(records[pid].header, records[pid].body) for pid in todo}
+    hashes = {pid: text_hash(t) for pid, t in texts.items()}
+    cached = cache.get_many(model, sorted(set(hashes.values())))
+    missing = sorted({h for h in hashes.values() if h not in cached})
+    embedded = 0
+    with _progress(progress, f"ingest {name}@{source.version}", len(missing) + len(todo)) as bar:
+        by_hash = {h: pid for pid, h in hashes.items()}
+        for i in range(0, len(missing), BATCH):
+            part = missing[i : i + BATCH]
+            vecs = encode(model, [texts[by_hash[h]] for h in part])
+            fresh = dict(zip(part, vecs))
+            cache.put_many(model, fresh)
+            cached.update(fresh)
+            embedded += len(part)
+            bar(len(part), "embedding")
+        for i in range(0, len(todo), BATCH * 4):
+            part = todo[i : i + BATCH * 4]
+            backend.upsert(coll, [(pid, cached[hashes[pid]].tolist(), doc_vector(records[pid].text, avgdl),
+                                   payload(records[pid], name, source.version, reg)) for pid in part])
+            bar(len(part), "storing")
+    backend.flush(coll)
+    if backend.count(coll) != len(records):
+        raise KoptError(f"ingest of {name} incomplete: {backend.count(coll)} of {len(records)} points stored; run it again")
+
+    catalog = backend.read_catalog()
+    catalog["corpora"][name] = {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
+                                "ingested": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    catalog["building"].pop(name, None)
+    backend.write_catalog(catalog)  # the swap: readers now see the new version
+    if served and served["collection"] != coll:
+        backend.drop(served["collection"])
+    new = len(records.keys() - old_ids) if old_ids else len(records)
+    return {"collection": coll, "new": new, "reused": len(records) - new, "deleted": len(old_ids - records.keys()),
+            "embedded": embedded}
+
+
+def _safe(version: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._" else "_" for ch in version)
+
+
+class _progress:
+    """A rich progress bar (or nothing); call the handle with (advance, description)."""
+
+    def __init__(self, enabled: bool, title: str, total: int):
+        self.enabled, self.title, self.total = enabled and total > 0, title, total
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n, what: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            transient=True)
+        self.bar.start()
+        task = self.bar.add_task(self.title, total=self.total)
+        return lambda n, what: self.bar.update(task, advance=n, description=f"{self.title}: {what}")
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.stop()
