@@ -152,10 +152,14 @@ def add_toolchain(name: str, python: str | None = None, say: Callable[[str], Non
         base = python or sys.executable
         say(f"{name}: creating a virtual environment at {home} with {base}")
         home.parent.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([base, "-m", "venv", str(home)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise KoptError(f"could not create a venv at {home} with {base}: "
-                            f"{(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        try:
+            proc = subprocess.run([base, "-m", "venv", str(home)], capture_output=True, text=True)
+            why = (proc.stderr.strip().splitlines() or ["no output"])[-1] if proc.returncode else None
+        except OSError as exc:
+            why = str(exc)
+        if why:
+            raise KoptError(f"could not create a venv at {home} with {base}: {why}",
+                            hint="pass --python with a working Python 3.11 interpreter")
     log = home / "pip-install.log"
     say(f"{name}: pip install {' '.join(spec.packages)} (log: {log})")
     started = time.monotonic()
