@@ -120,13 +120,19 @@ def test_read_pass_note_exposes_sections_and_fields():
     assert note.title and note.findings
 
 
-def test_missing_folder_is_a_user_error(tmp_path):
+def test_missing_folder_or_index_is_a_user_error(tmp_path):
     with pytest.raises(KoptError, match="not found"):
         load_pass_notes([tmp_path / "nope"])
+    with pytest.raises(KoptError, match="not found"):
+        load_pipeline(tmp_path / "PIPELINE.md")
+    (tmp_path / "PIPELINE.md").write_text("# no table\n")
+    with pytest.raises(KoptError, match="no pipeline rows"):
+        load_pipeline(tmp_path / "PIPELINE.md")
 
 
-def test_pipeline_index_links_resolve_and_cover_every_pass_note():
-    steps = load_pipeline(PASSES / "PIPELINE.md")
+@pytest.mark.parametrize("folder, corpus", [(PASSES, "triton"), (ASCEND, "triton-ascend")])
+def test_pipeline_index_links_resolve_and_cover_every_pass_note(folder, corpus):
+    steps = load_pipeline(folder / "PIPELINE.md")
     assert [s.order for s in steps] == list(range(1, len(steps) + 1))
     by_flag = notes_by_flag(all_notes())
     for s in steps:
@@ -134,7 +140,7 @@ def test_pipeline_index_links_resolve_and_cover_every_pass_note():
             assert s.note.is_file(), s
             assert by_flag.get(s.pass_name) is not None and by_flag[s.pass_name].path.resolve() == s.note.resolve(), s
     linked = {s.note.resolve() for s in steps if s.note}
-    passes = [n for n in all_notes() if n.corpus == "triton" and n.kind == "pass"]
+    passes = [n for n in all_notes() if n.corpus == corpus and n.kind == "pass"]
     assert [n.path.name for n in passes if n.path.resolve() not in linked] == []
 
 
