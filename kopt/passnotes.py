@@ -19,7 +19,7 @@ from kopt.errors import KoptError
 
 KINDS = ("pass", "analysis")
 STAGES = ("ttir", "ttgir", "llir", "ttadapter")
-PIPELINE_FNS = ("make_ttir", "make_ttgir", "make_llir", "ttir_to_linalg", "linalg_to_bin")
+PIPELINE_FNS = ("make_ttir", "make_ttgir", "make_llir", "ttir_to_linalg")
 REQUIRED_FIELDS = ("pass", "kind", "stage", "pipeline_fn", "flags", "anchors", "findings", "version")
 # Every note answers the same questions, so retrieval and L4 can quote the right part.
 REQUIRED_SECTIONS = (
