@@ -640,20 +640,29 @@ def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], d
 
 # ---------------------------------------------------------------- matching against the catalog
 
+def _fits(pattern: Pattern, kinds: set[str]) -> bool:
+    words = set().union(*(KIND_WORDS[k] for k in kinds))
+    return "any" in pattern.applies_to or bool(words & set(pattern.applies_to))
+
+
 def _rank(patterns: list[Pattern], finding_id: str, own: set[str], present: set[str], kinds: set[str]
           ) -> list[tuple[float, float, Pattern]]:
-    """(score, strength, pattern) best first: the finding's own signals, the kernel's other signals, kind fit."""
-    words = set().union(*(KIND_WORDS[k] for k in kinds))
+    """(score, strength, pattern) best first.
+
+    Strength: the finding's own signals are the pattern's symptoms (0.5), how many of the pattern's source
+    symptoms the kernel shows (0.3), the finding id is the pattern's (0.2), scaled down when the pattern is
+    for another kind of kernel. The score weighs strength by the recorded win rate and prefers patterns
+    with a deterministic recipe (low risk) over guidance-only ones."""
     ranked = []
     for p in patterns:
         sources = set(p.source_signals)
         if not (own & sources or finding_id in p.finding_ids):
             continue
-        fits = 1.0 if "any" in p.applies_to or words & set(p.applies_to) else 0.25
         coverage = len(sources & present) / len(sources) if sources else 0.0
-        strength = fits * (0.5 * bool(own & sources) + 0.3 * coverage + 0.2 * (finding_id in p.finding_ids))
+        strength = (1.0 if _fits(p, kinds) else 0.25) * (
+            0.5 * bool(own & sources) + 0.3 * coverage + 0.2 * (finding_id in p.finding_ids))
         if strength >= 0.3:
-            ranked.append((strength * (0.5 + p.win_rate), strength, p))
+            ranked.append((strength * (0.5 + p.win_rate) * (1.1 if p.recipe_name else 1.0), strength, p))
     ranked.sort(key=lambda t: (-t[0], t[2].id))
     return ranked
 
@@ -689,20 +698,20 @@ def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], pa
     return findings
 
 
-def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], patterns: dict[str, Pattern],
-               findings: list[Finding], path: str, line: int | None) -> None:
+def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], description: str,
+               patterns: dict[str, Pattern], findings: list[Finding], line: int | None) -> None:
     """Add index hits over the pattern corpus: to a matching finding's patterns, or as a weak new finding."""
-    query = f"Triton {' '.join(sorted(kinds))} kernel {kernel}: " + "; ".join(
-        dict.fromkeys(SOURCE_SIGNALS[s.name] for s in signals)) if signals else f"slow Triton {' '.join(sorted(kinds))} kernel {kernel}"
+    seen = "; ".join(dict.fromkeys(SOURCE_SIGNALS[s.name] for s in signals))
+    query = f"{description} Triton {' '.join(sorted(kinds))} kernel {kernel}. {seen}".strip()
     try:
         hits = index.search(query, corpus="patterns", k=5)
     except KoptError:
         return  # no pattern corpus ingested: L1 stands on the catalog alone
     for rank, hit in enumerate(hits):
         pattern = patterns.get(hit.meta.get("symbol"))
-        if pattern is None or not pattern.finding_ids:
+        if pattern is None or not pattern.finding_ids or not _fits(pattern, kinds):
             continue
-        mine = [f for f in findings if f.id in pattern.finding_ids and f.message.startswith(f"{kernel}:")]
+        mine = [f for f in findings if f.id in pattern.finding_ids]
         if mine:
             if pattern.id not in mine[0].patterns:
                 mine[0].patterns.append(pattern.id)
@@ -713,7 +722,7 @@ def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], 
             confidence=round(0.3 - 0.04 * rank, 2),
             evidence=[Evidence("L1", "pattern", f"retrieved for the kernel's description (rank {rank + 1})",
                                {"pattern": pattern.id, "score": float(getattr(hit, "score", 0.0)), "query": query},
-                               f"{path}:{line}" if line else f"corpora/patterns/{pattern.id}.yaml")],
+                               f"corpora/patterns/{pattern.id}.yaml")],
             kernel_lines=[line] if line else [], conditions=list(pattern.preconditions), patterns=[pattern.id]))
 
 
@@ -731,13 +740,14 @@ def triage(task: Any, *, index: Any = None, patterns: list[Pattern] | None = Non
                         [Evidence("L1", "source", f"SyntaxError: {exc.msg}", {"text": (exc.text or "").strip()},
                                   f"{path}:{exc.lineno}")], [exc.lineno or 0])]
     catalog = load_patterns() if patterns is None else patterns
+    description = (ast.get_docstring(ast.parse(source)) or "").split("\n")[0]
     findings: list[Finding] = []
     for kernel, kernel_kinds in kinds.items():
         mine = [s for s in signals if s.kernel == kernel]
         found = _findings_for_kernel(kernel, mine, kernel_kinds, catalog, str(path))
         if index is not None:
             first_line = min((ln for s in mine for ln in s.lines), default=None)
-            _retrieved(index, kernel, kernel_kinds, mine, {p.id: p for p in catalog}, found, str(path), first_line)
+            _retrieved(index, kernel, kernel_kinds, mine, description, {p.id: p for p in catalog}, found, first_line)
         findings.extend(found)
     findings.sort(key=lambda f: -f.confidence)
     return findings
