@@ -149,6 +149,8 @@ def evaluate(questions: Sequence[Question], search: Search, modes: Sequence[str]
     """Run every question through every mode; return metrics per mode and level, and the misses."""
     report: dict[str, Any] = {"questions": len(questions), "k": k, "modes": {}}
     for mode in modes:
+        if questions:
+            search(questions[0].question, mode)  # warm-up: model loads and caches do not count as query time
         per_question, seconds = [], 0.0
         for q in questions:
             started = time.perf_counter()

@@ -99,14 +99,15 @@ def _print_report(report: dict, show_misses: int) -> None:
     console = Console()
     k = report["k"]
     metrics = [f"recall@{n}" for n in (1, 5, 10) if n <= k] + ["mrr", f"ndcg@{k}"]
+    headers = {"mrr": "MRR", f"ndcg@{k}": f"nDCG@{k}", **{f"recall@{n}": f"R@{n}" for n in (1, 5, 10)}}
     skipped = f" ({report['skipped']} skipped: gold outside these corpora)" if report["skipped"] else ""
     table = Table(title=f"retrieval eval: {report['questions']} questions{skipped}, k={k}, "
                         f"corpora={','.join(report['corpora'])}")
     table.add_column("mode")
     table.add_column("level")
     for name in metrics:
-        table.add_column(name, justify="right")
-    table.add_column("ms/query", justify="right")
+        table.add_column(headers[name], justify="right")
+    table.add_column("ms/q", justify="right")
     for mode, result in report["modes"].items():
         for level in ("file", "symbol"):
             table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics),
