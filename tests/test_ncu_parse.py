@@ -1,0 +1,157 @@
+"""Nsight Compute: parsing both CSV pages, and running ncu (or failing to) without crashing.
+
+CI has no GPU: the page format is checked on text in ncu's documented CSV shape, and on real
+captures from the H200 (tests/fixtures/ncu/*_raw.csv, *_details.csv) when they are present.
+"""
+
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kopt.diagnose import l2, ncu
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+
+RAW = textwrap.dedent('''\
+    ==PROF== Connected to process 4711 (/usr/bin/python3)
+    ==PROF== Disconnected from process 4711
+    "ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum","launch__registers_per_thread","launch__waves_per_multiprocessor","sm__throughput.avg.pct_of_peak_sustained_elapsed","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum","derived__memory_l2_theoretical_sectors_global_excessive"
+    "","","","","","","","","","","","","%","usecond","register/thread","","%","inst","inst","sector","","sector"
+    "0","4711","python3","h200","<0,kopt>","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","91.52","1,120.35","24","15.52","6.10","38.75","1.10","16,777,216","524,288","14,680,064"
+    "1","4711","python3","h200","<0,kopt>","copy_kernel","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0","0.52","3.10","26","0.03","1.10","12.00","3.00","512","128","n/a"
+    ''')
+
+DETAILS = textwrap.dedent('''\
+    "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"
+    "0","4711","python3","h200","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","GPU Speed Of Light Throughput","Memory Throughput","%","91.52","","","","",""
+    "0","4711","python3","h200","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","GPU Speed Of Light Throughput","Duration","usecond","1,120.35","","","","",""
+    "0","4711","python3","h200","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","Occupancy","Theoretical Occupancy","%","100","","","","",""
+    "0","4711","python3","h200","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","Memory Workload Analysis","","","","UncoalescedGlobalAccess","OPT","This kernel has uncoalesced global accesses resulting in a total of 14680064 excessive sectors (88% of the total 16777216 sectors). Check the L2 Theoretical Sectors Global Excessive table for the primary source locations.","global","81.25"
+    "0","4711","python3","h200","strided_copy_kernel","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","GPU Speed Of Light Throughput","","","","SOLBottleneck","INF","Memory is more heavily utilized than Compute.","",""
+    "1","4711","python3","h200","copy_kernel","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0","Launch Statistics","Waves Per SM","","0.03","","","","",""
+    "1","4711","python3","h200","copy_kernel","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0","Launch Statistics","","","","LaunchConfiguration","OPT","The grid for this launch is configured to execute only 4 blocks, which is less than the GPU's 132 multiprocessors.","global","96.97"
+    ''')
+
+
+def test_raw_page_units_numbers_and_nvtx_column():
+    kernels = ncu.parse_raw(RAW)
+    assert [k.name for k in kernels] == ["strided_copy_kernel", "copy_kernel"]
+    k = kernels[0]
+    assert k.value("gpu__time_duration.sum") == 1120.35 and k.unit("gpu__time_duration.sum") == "usecond"
+    assert k.grid == "(16384, 1, 1)"
+    assert "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg" in k.metrics  # kept as text
+    assert kernels[1].metrics["derived__memory_l2_theoretical_sectors_global_excessive"]["value"] == "n/a"
+
+
+def test_details_page_rules_with_speedups_and_merge():
+    result = ncu.parse_pages(RAW, DETAILS)
+    assert result.available and len(result.kernels) == 2
+    strided = result.kernels[0]
+    rule = next(r for r in strided.rules if r.type == "OPT")
+    assert (rule.name, rule.speedup, rule.speedup_type) == ("UncoalescedGlobalAccess", 81.25, "global")
+    assert strided.value("Theoretical Occupancy") == 100  # details display name beside raw names
+    assert strided.value("Memory Throughput") == 91.52
+
+
+def test_l2_findings_from_parsed_pages():
+    result = ncu.parse_pages(RAW, DETAILS)
+    strided, tiny = result.kernels
+    f = l2.profile_findings(strided.metrics, strided.rules, kernel=strided.name)
+    ids = [x.id for x in f]
+    assert ids[0] == "uncoalesced_access" and "memory_bound" in ids
+    unco = f[0]
+    assert any(e.source == "ncu" and e.data.get("speedup") == 81.25 for e in unco.evidence)
+    bound = next(x for x in f if x.id == "memory_bound")
+    assert "long_scoreboard" in bound.message
+    t = l2.profile_findings(tiny.metrics, tiny.rules)
+    low = next(x for x in t if x.id == "low_occupancy")
+    assert "fills only 3% of one wave" in low.message
+    assert any(e.data.get("rule") == "LaunchConfiguration" for e in low.evidence)
+
+
+def test_roofline_from_timing_alone():
+    ceilings = {"gbps": 4800.0, "tflops": 989.0}
+    mem = l2.profile_findings(None, None, {"seconds": 1e-3, "bytes": 4.2e9}, ceilings)
+    assert mem[0].id == "memory_bound" and "88%" in mem[0].message and mem[0].evidence[0].source == "timing"
+    lat = l2.profile_findings(None, None, {"seconds": 1e-3, "bytes": 2e8, "flops": 1e9}, ceilings)
+    assert lat[0].id == "latency_bound"
+    comp = l2.profile_findings(None, None, {"tflops": 800.0, "gbps": 500.0}, ceilings)
+    assert comp[0].id == "compute_bound"
+    assert l2.profile_findings(None, None, None, None) == []
+
+
+def _fake_ncu(tmp_path: Path, body: str) -> str:
+    """A real executable standing in for ncu (a Python script), to drive run_ncu's subprocess paths."""
+    path = tmp_path / "ncu"
+    path.write_text(f"#!{sys.executable}\nimport sys, time, pathlib\nargs = sys.argv[1:]\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_run_ncu_end_to_end_with_a_stand_in(tmp_path):
+    (tmp_path / "raw.csv").write_text(RAW)
+    (tmp_path / "details.csv").write_text(DETAILS)
+    exe = _fake_ncu(tmp_path, f'''
+        if args == ["--version"]:
+            print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion 2025.3.1.0 (build 1)")
+        elif "--import" in args:
+            page = args[args.index("--page") + 1]
+            print(pathlib.Path({str(tmp_path)!r}, page + ".csv").read_text())
+        else:
+            assert ["--nvtx-include", "kopt/"] == args[args.index("--nvtx-include"):args.index("--nvtx-include") + 2]
+            assert "--clock-control" in args and args.count("--section") == 7
+            pathlib.Path(args[args.index("-o") + 1] + ".ncu-rep").write_text("report")
+        ''')
+    result = ncu.run_ncu(["python3", "-c", "pass"], ncu=exe, timeout=60)
+    assert result.available and result.version.startswith("Version 2025")
+    assert [k.name for k in result.kernels] == ["strided_copy_kernel", "copy_kernel"]
+
+
+def test_ncu_failures_are_reasons_not_crashes(tmp_path, monkeypatch):
+    failing = _fake_ncu(tmp_path, '''
+        if args == ["--version"]:
+            print("Version 2025.3")
+        else:
+            print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+            sys.exit(1)
+        ''')
+    res = ncu.run_ncu(["true"], ncu=failing, timeout=60)
+    assert not res.available and "ERR_NVGPUCTRPERM" in res.reason and "exit 1" in res.reason
+    (tmp_path / "slow").mkdir()
+    slow = _fake_ncu(tmp_path / "slow", '''
+        if args != ["--version"]:
+            time.sleep(30)
+        ''')
+    res = ncu.run_ncu(["true"], ncu=slow, timeout=1)
+    assert not res.available and "timed out after 1 s" in res.reason
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    if ncu.find_ncu() is None:  # a machine with CUDA installed finds it in /usr/local/cuda anyway
+        res = ncu.profile_task(Path(__file__).parents[1] / "examples" / "vector_add.py")
+        assert not res.available and res.reason.startswith("ncu not found")
+
+
+CAPTURES = sorted(FIXTURES.glob("*_raw.csv")) if FIXTURES.is_dir() else []
+
+
+@pytest.mark.skipif(not CAPTURES, reason="no ncu captures from the H200 yet (evals/device/capture_ncu.py)")
+@pytest.mark.parametrize("raw_path", CAPTURES, ids=lambda p: p.stem)
+def test_real_captures_parse_into_metrics_rules_and_findings(raw_path):
+    details = raw_path.with_name(raw_path.name.replace("_raw.csv", "_details.csv"))
+    result = ncu.parse_pages(raw_path.read_text(), details.read_text() if details.exists() else "")
+    assert result.available and result.kernels
+    for k in result.kernels:
+        assert l2._q(k.metrics, "duration") and l2._q(k.metrics, "registers")
+        assert l2._q(k.metrics, "mem_pct") is not None and l2._q(k.metrics, "theoretical_occ") is not None
+        assert l2.dominant_stall(k.metrics) is not None
+        assert l2.profile_findings(k.metrics, k.rules, kernel=k.name)
+    if raw_path.stem.startswith("planted"):
+        by_name = {k.name.split("(")[0]: k for k in result.kernels}
+        ids = lambda name: {f.id for f in l2.profile_findings(by_name[name].metrics, by_name[name].rules)}
+        assert "uncoalesced_access" in ids("strided_copy_kernel")
+        assert "register_spill" in ids("spill_kernel")
+        assert "low_occupancy" in ids("copy_kernel") or any(
+            "low_occupancy" in ids(n) for n in by_name if n.startswith("copy"))
