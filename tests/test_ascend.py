@@ -39,6 +39,7 @@ def test_contiguous_offsets_compile_to_bounded_block_copies(compiled):
     assert k.target == "ascend:Ascend910B3" and set(k.asm) == {"ttir", "ttadapter"}
     assert "ASCEND_HOME_PATH" in k.ptxas_log  # the binary step failed as expected; the stages were kept
     assert k.grid == [5] and k.constexprs == {"BLOCK": 1024}
+    assert k.first_line == line_of(EXAMPLES / "vector_add.py", "def add_kernel")
     facts = ascend_facts(k)
     src = EXAMPLES / "vector_add.py"
     expected = {(line_of(src, "x = tl.load"), "load"), (line_of(src, "y = tl.load"), "load"),
@@ -130,7 +131,8 @@ def test_unbounded_masks_row_gathers_and_ub_overflow(tmp_path):
 def test_a_kernel_that_does_not_compile_names_its_file(tmp_path):
     src = tmp_path / "broken.py"
     src.write_text(KERNELS.replace("tl.exp(x) * x", "tl.exp(x) * undefined_name"))
-    with pytest.raises(CompileError, match="big_kernel does not compile for ascend:Ascend910B3"):
+    bad = line_of(src, "undefined_name")
+    with pytest.raises(CompileError, match=rf"broken.py:{bad}: big_kernel does not compile for ascend:Ascend910B3: NameError"):
         compile_ascend(src, python=PYTHON, kernels=["big_kernel"])
 
 

@@ -69,7 +69,8 @@ def compile_ascend(task_path: str | Path, *, target: str | None = None, case: in
 def _to_compiled(record: dict, arch: str) -> CompiledKernel:
     """A worker record as the shared CompiledKernel; a failure before ttadapter is a real compile error."""
     if "ttadapter" not in record["asm"]:
-        raise CompileError(f"{record['source_file']}:{record['first_line']}: {record['name']} does not compile for "
+        line = record.get("error_line") or record["first_line"]
+        raise CompileError(f"{record['source_file']}:{line}: {record['name']} does not compile for "
                            f"{target_label(arch)}: {record['error']}")
     kernel = CompiledKernel(
         name=record["name"], source_file=record["source_file"], first_line=record["first_line"],

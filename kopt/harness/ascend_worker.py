@@ -171,7 +171,8 @@ def compile_launch(launch: _Launch, target: GPUTarget, want_trajectory: bool, ti
 
     jit = launch.jit
     source_file = inspect.getsourcefile(jit.fn)
-    first_line = inspect.getsourcelines(jit.fn)[1]
+    lines, start = inspect.getsourcelines(jit.fn)
+    first_line = start + next(i for i, text in enumerate(lines) if text.lstrip().startswith("def "))  # past decorators
     record = {
         "name": jit.__name__, "source_file": source_file, "first_line": first_line,
         "signature": launch.signature, "constexprs": {k: repr(v) if not isinstance(v, (int, float, bool, str, type(None))) else v
@@ -190,6 +191,9 @@ def compile_launch(launch: _Launch, target: GPUTarget, want_trajectory: bool, ti
             message = str(exc)
             record["binary_missing"] = "ASCEND_HOME_PATH is not set" in message
             record["error"] = _first_error_line(message) or type(exc).__name__
+            if m := re.match(r"at (\d+):(\d+):", message):  # a frontend error, relative to the `def` line
+                record["error_line"] = first_line + int(m.group(1)) - 1
+                record["error"] = message.strip().splitlines()[-1][:400]
             if not record["binary_missing"]:
                 record["traceback"] = traceback.format_exc()[-2000:]
         finally:
