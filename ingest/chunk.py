@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 MAX_LINES = 160     # a body longer than this splits into parts
 MAX_CHARS = 7000
 MIN_CHARS = 350     # neighbours smaller than this merge
+MERGEABLE = {"code", "function"}  # records, test cases, sections and patterns stay one per chunk
 WINDOW = 80         # lines per part when splitting or falling back
 
 
@@ -86,7 +87,7 @@ def fit(chunks: list[Chunk], source: str) -> list[Chunk]:
     for c in sized:
         prev = merged[-1] if merged else None
         if (prev is not None and len(prev.body) < MIN_CHARS and len(c.body) < MIN_CHARS
-                and prev.kind == c.kind and prev.extra.get("group") == c.extra.get("group")):
+                and prev.kind == c.kind and c.kind in MERGEABLE and prev.extra.get("group") == c.extra.get("group")):
             merged[-1] = _merge(prev, c, source)
         else:
             merged.append(c)

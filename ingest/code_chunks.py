@@ -55,8 +55,9 @@ class _Builder:
     def add(self, node, start_row: int, kind: str, qualname: str, signature: str, passes=()) -> None:
         self.flush_glue()
         symbol = re.split(r"::|\.", qualname)[-1] if qualname else ""
-        body = "\n".join(self.source.decode("utf-8", "replace").splitlines()[start_row : node.end_point[0] + 1])
-        self.chunks.append(Chunk(self.path, self.language, kind, start_row + 1, node.end_point[0] + 1, body,
+        end_row = _end_row(node)
+        body = "\n".join(self.source.decode("utf-8", "replace").splitlines()[start_row : end_row + 1])
+        self.chunks.append(Chunk(self.path, self.language, kind, start_row + 1, end_row + 1, body,
                                  symbol, qualname, signature, [symbol] if symbol else [], list(passes)))
 
     def add_glue(self, start_row: int, end_row: int, group: str) -> None:
@@ -72,6 +73,12 @@ class _Builder:
             self.chunks.append(Chunk(self.path, self.language, "code", start + 1, end + 1, body, "", group,
                                      extra={"group": group}))
         self.glue = []
+
+
+def _end_row(node) -> int:
+    """The last row a node really occupies (preprocessor lines end at column 0 of the next row)."""
+    row, col = node.end_point
+    return row - 1 if col == 0 and row > node.start_point[0] else row
 
 
 def _start_with_comments(node) -> int:
@@ -142,7 +149,7 @@ def _cpp_item(b: _Builder, outer, node, scope: list[str]) -> None:
     if cls is not None and cls.child_by_field_name("body") is not None and t in _CLASS_TYPES | {"declaration", "type_definition"}:
         _cpp_class(b, outer, cls, scope)
         return
-    b.add_glue(outer.start_point[0], outer.end_point[0], "::".join(scope))
+    b.add_glue(outer.start_point[0], _end_row(outer), "::".join(scope))
 
 
 def _cpp_class(b: _Builder, outer, cls, scope: list[str]) -> None:
@@ -192,7 +199,7 @@ def _py_walk(b: _Builder, block, scope: list[str]) -> None:
             kind = "class" if node.type == "class_definition" else "function"
             b.add(child, _start_with_comments(child), kind, qual, sig)
         elif child.type != "comment":
-            b.add_glue(child.start_point[0], child.end_point[0], ".".join(scope))
+            b.add_glue(child.start_point[0], _end_row(child), ".".join(scope))
     b.flush_glue()
 
 
@@ -223,6 +230,6 @@ def chunk_tablegen(path: str, source: bytes) -> list[Chunk]:
         elif child.type == "statement" and match:
             b.add(child, _start_with_comments(child), "td_record", "let", _squash(_text(child).split("{", 1)[0]))
         elif child.type != "comment":
-            b.add_glue(child.start_point[0], child.end_point[0], "")
+            b.add_glue(child.start_point[0], _end_row(child), "")
     b.flush_glue()
     return b.chunks

@@ -141,18 +141,20 @@ def chunk_patterns(path: str, source: str) -> list[Chunk]:
             entries.append(doc)
     lines = source.splitlines()
     ids = [str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")]
-    rows = [_id_row(lines, i) for i in ids]
+    starts = []
+    for pid in ids:
+        row = _id_row(lines, pid)
+        while row > 0 and lines[row - 1].lstrip().startswith("#"):
+            row -= 1  # a comment above an entry belongs to it
+        starts.append(row)
     out = []
-    for n, (pid, row) in enumerate(zip(ids, rows)):
+    for n, (pid, start) in enumerate(zip(ids, starts)):
         entry = next(e for e in entries if isinstance(e, dict) and str(e.get("id")) == pid)
-        end = (rows[n + 1] if n + 1 < len(rows) else len(lines)) - 1
-        while end > row and not lines[end].strip():
+        end = (starts[n + 1] if n + 1 < len(starts) else len(lines)) - 1
+        while end > start and not lines[end].strip():
             end -= 1
-        start = row
-        while start > 0 and lines[start - 1].lstrip().startswith("#"):
-            start -= 1
-        findings = _as_list((entry.get("symptoms") or {}).get("findings") if isinstance(entry.get("symptoms"), dict)
-                            else None)
+        symptoms = entry.get("symptoms")
+        findings = _as_list(symptoms.get("findings")) if isinstance(symptoms, dict) else []
         title = str(entry.get("title", ""))
         out.append(Chunk(path, "yaml", "pattern", start + 1, end + 1, "\n".join(lines[start : end + 1]), pid, pid, title,
                          [pid], [], {"family": str(entry.get("family", "")), **({"findings": findings} if findings else {})}))

@@ -1,0 +1,172 @@
+"""`kopt ingest`, `kopt search` and `kopt index`: build, query and look after the knowledge index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kopt.config import load_settings
+from kopt.errors import KoptError
+
+
+def _emit_json(payload: object) -> None:
+    from kopt.cli import emit_json
+
+    emit_json(payload)
+
+
+@click.command("ingest")
+@click.argument("corpus")
+@click.option("--path", type=click.Path(path_type=Path), help="Source folder (a checkout for triton/triton-ascend).")
+@click.option("--rev", help="Git revision to ingest (read from git; the work tree is not touched).")
+@click.option("--embed-model", help="sentence-transformers model name (default: settings.embed_model).")
+@click.option("--qdrant-url", help="A Qdrant server instead of the embedded index.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str | None, qdrant_url: str | None,
+               as_json: bool) -> None:
+    """Ingest CORPUS (triton, triton-ascend, triton-pkg, patterns, passes) into the index."""
+    from kopt.ingest import ingest_corpus
+
+    settings = load_settings(embed_model=embed_model, qdrant_url=qdrant_url)
+    summary = ingest_corpus(corpus, settings, path=path, rev=rev, progress=not as_json)
+    if as_json:
+        _emit_json(summary.to_dict())
+        return
+    s = summary
+    click.echo(f"{s.corpus}@{s.version} -> {s.collection}: {s.files} files, {s.chunks} chunks "
+               f"(new {s.new}, reused {s.reused}, deleted {s.deleted}; embedded {s.embedded}), "
+               f"{s.fallbacks} fallbacks, {s.skipped} skipped, {s.seconds:.1f}s")
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--corpus", multiple=True, help="Corpus to search (repeatable; default: all).")
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "sparse"]))
+@click.option("--language", help="Filter: cpp, python, tablegen, mlir, markdown, rst, yaml.")
+@click.option("--kind", help="Filter: function, class, pass, td_record, mlir_test, doc, pattern, pass_note, code.")
+@click.option("--path", "path_glob", help="Filter: a path or glob, e.g. 'lib/Dialect/TritonGPU/*'.")
+@click.option("--pass", "pass_name", help="Filter: a pass record or flag, e.g. tritongpu-coalesce.")
+@click.option("--symbol", help="Exact lookup of a defined symbol instead of a search.")
+@click.option("--emitter", is_flag=True, help="Treat QUERY as a diagnostic message and find the code that emits it.")
+@click.option("--qdrant-url", help="A Qdrant server instead of the embedded index.")
+@click.option("--json", "as_json", is_flag=True)
+def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language: str | None, kind: str | None,
+               path_glob: str | None, pass_name: str | None, symbol: str | None, emitter: bool, qdrant_url: str | None,
+               as_json: bool) -> None:
+    """Search the compiler sources, pass notes and patterns."""
+    from kopt.index import open_index
+
+    index = open_index(load_settings(qdrant_url=qdrant_url))
+    try:
+        corpora = list(corpus) or None
+        if symbol:
+            hits = index.lookup_symbol(symbol, corpora)[:k]
+        elif emitter:
+            hits = index.find_emitter(query, corpora, k=k)
+        else:
+            hits = index.search(query, corpus=corpora, k=k, mode=mode, filters={
+                "language": language, "kind": kind, "path": path_glob, "passes": pass_name})
+    finally:
+        index.close()
+    if as_json:
+        _emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
+        return
+    if not hits:
+        click.echo("no results")
+    for i, h in enumerate(hits, 1):
+        m = h.meta
+        snippet = " ".join(h.text.splitlines()[1:4]).strip()[:160]
+        click.echo(f"{i:2d}. {h.score:.4f}  {h.cite()}  {m.get('qualname') or m.get('symbol') or ''}  [{m.get('kind')}]")
+        click.echo(f"      {snippet}")
+
+
+@click.group("index")
+def index_cmd() -> None:
+    """Look after the knowledge index: list, drop, doctor."""
+
+
+@index_cmd.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def index_list(as_json: bool) -> None:
+    """Corpora in the index with their versions and sizes."""
+    from kopt.index import open_index
+
+    index = open_index(load_settings())
+    rows, building = index.corpora(), index.catalog.get("building", {})
+    index.close()
+    if as_json:
+        _emit_json({"corpora": rows, "building": building, "where": index.where})
+        return
+    if not rows:
+        click.echo(f"the index at {index.where} is empty; run `kopt ingest triton-pkg` to start")
+    for r in rows:
+        click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']})")
+    for name, b in building.items():
+        click.echo(f"{name:<14} {b['version']:<14} (interrupted ingest into {b['collection']}; re-run `kopt ingest {name}`)")
+
+
+@index_cmd.command("drop")
+@click.argument("corpus")
+@click.option("--json", "as_json", is_flag=True)
+def index_drop(corpus: str, as_json: bool) -> None:
+    """Remove CORPUS (and any unfinished build of it) from the index."""
+    from kopt.index.backends import open_backend
+
+    backend = open_backend(load_settings())
+    try:
+        with backend.writer_lock():
+            catalog = backend.read_catalog()
+            entries = [e for e in (catalog["corpora"].pop(corpus, None), catalog["building"].pop(corpus, None)) if e]
+            if not entries:
+                raise KoptError(f"corpus {corpus!r} is not in the index")
+            backend.write_catalog(catalog)
+            for e in entries:
+                backend.drop(e["collection"])
+    finally:
+        backend.close()
+    if as_json:
+        _emit_json({"dropped": corpus, "collections": [e["collection"] for e in entries]})
+    else:
+        click.echo(f"dropped {corpus} ({', '.join(e['collection'] for e in entries)})")
+
+
+@index_cmd.command("doctor")
+@click.option("--fix", is_flag=True, help="Remove collections no corpus uses (orphans of interrupted ingests).")
+@click.option("--json", "as_json", is_flag=True)
+def index_doctor(fix: bool, as_json: bool) -> None:
+    """Check that every served collection opens and holds the points the catalog says."""
+    from kopt.index.backends import open_backend
+
+    backend = open_backend(load_settings())
+    problems, report = [], []
+    try:
+        catalog = backend.read_catalog()
+        used = {e["collection"] for e in catalog["corpora"].values()} | {e["collection"] for e in catalog["building"].values()}
+        for name, e in sorted(catalog["corpora"].items()):
+            try:
+                count = backend.count(e["collection"])
+                ok = count == e.get("points")
+                report.append({"corpus": name, "collection": e["collection"], "points": count, "ok": ok})
+                if not ok:
+                    problems.append(f"{name}: {count} points, catalog says {e.get('points')}; re-run `kopt ingest {name}`")
+            except KoptError as exc:
+                report.append({"corpus": name, "collection": e["collection"], "ok": False, "error": str(exc)})
+                problems.append(f"{name}: {exc}; re-run `kopt ingest {name}`")
+        orphans = [c for c in backend.names() if c not in used]
+        if fix:
+            for c in orphans:
+                backend.drop(c)
+    finally:
+        backend.close()
+    if as_json:
+        _emit_json({"corpora": report, "orphans": orphans, "fixed": fix, "problems": problems})
+    else:
+        for r in report:
+            click.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['corpus']:<14} {r['collection']}  {r.get('points', r.get('error'))}")
+        if orphans:
+            click.echo(f"{'removed' if fix else 'orphan collections (kopt index doctor --fix removes them)'}: {', '.join(orphans)}")
+        click.echo("healthy" if not problems else "\n".join(problems))
+    if problems:
+        raise SystemExit(1)
