@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kopt.errors import CompileError, KoptError
 from kopt.harness.compiled import CompiledKernel
-from kopt.toolchain import DEFAULT_ARCH, parse_target, toolchain_python
+from kopt.toolchain import parse_target, toolchain_python
 
 WORKER = Path(__file__).with_name("ascend_worker.py")
 ASCEND_STAGES = ("ttir", "ttadapter")  # always; later stages only with CANN (ASCEND_HOME_PATH)
@@ -82,5 +82,3 @@ def _to_compiled(record: dict, arch: str) -> CompiledKernel:
     )
     return kernel
 
-
-__all__ = ["ASCEND_STAGES", "DEFAULT_ARCH", "compile_ascend", "target_label"]
