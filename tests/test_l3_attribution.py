@@ -69,6 +69,9 @@ def test_fp32_ieee_dot_on_fma_and_unpipelined_loop(planted):
     loop, _ = _findings(planted, "a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])")
     pipe = next(f for f in loop if f.id == "no_software_pipelining")
     assert "num_stages=1" in pipe.message
+    loop_line = _line(PLANTED, "for k in range(0, K, BK):")  # the scf.for's loc sits after its closing brace
+    loop = next(f for f in planted.facts_at(loop_line) if f["kind"] == "loop")
+    assert loop["loads"] == 2 and not loop["pipelined"] and loop["has_dot"] and loop["num_stages"] == 1
 
 
 def test_wgmma_dot_with_a_narrow_operand_load(planted):

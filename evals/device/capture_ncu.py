@@ -132,8 +132,10 @@ def main() -> None:
                 summary[label] = {"crash": traceback.format_exc()[-2000:]}
                 print(f"{label}: crashed", flush=True)
                 continue
-            (out_dir / f"{label}_raw.csv").write_text(result.raw_csv)
-            (out_dir / f"{label}_details.csv").write_text(result.details_csv)
+            if result.raw_csv.strip():  # an empty page would only fail the parser tests
+                (out_dir / f"{label}_raw.csv").write_text(result.raw_csv)
+            if result.details_csv.strip():
+                (out_dir / f"{label}_details.csv").write_text(result.details_csv)
             summary[label] = summarize(result)
             print(f"{label}: available={result.available} kernels={[k.name[:40] for k in result.kernels]} "
                   f"{result.reason}", flush=True)

@@ -108,7 +108,7 @@ def parse_module(ir: str) -> Module:
     ops: list[Op] = []
     defs: dict[str, Op] = {}
     aliases: dict[str, str] = {}
-    stack: list[int | None] = []  # open regions: the scf.for op index, or None for others
+    stack: list[int | None] = []  # open regions: the op that opened each, None for the function
     for raw in ir.splitlines():
         line = raw.rstrip()
         stripped = line.strip()
@@ -121,8 +121,12 @@ def parse_module(ir: str) -> Module:
             stack.append(None)
             continue
         if stripped.startswith("}"):
-            if stack:
-                stack.pop()
+            if stripped.endswith("{"):
+                continue  # `} else {`: the same op's next region
+            opened = stack.pop() if stack else None
+            lm = _TRAILING_LOC.search(stripped)
+            if opened is not None and lm and ops[opened].loc is None:
+                ops[opened].loc = locs.resolve(lm.group(1))  # a region op's loc follows its closing brace
             continue
         m = _OP.match(line)
         if not m:
@@ -139,7 +143,7 @@ def parse_module(ir: str) -> Module:
         op = Op(
             index=len(ops), name=m.group("op"), results=results, operands=_VALUE.findall(operand_part),
             text=f"{m.group('res') + ' = ' if m.group('res') else ''}{m.group('op')}{body}".strip(),
-            loc=loc, loops=tuple(i for i in stack if i is not None),
+            loc=loc, loops=tuple(i for i in stack if i is not None and ops[i].name == "scf.for"),
             attrs={k: int(v) for k, v in _INT_ATTR.findall(operand_part)},
         )
         if t := _TENSOR.search(type_part or body):
@@ -158,7 +162,7 @@ def parse_module(ir: str) -> Module:
                         block_arg, init = (p.strip() for p in pair.split(" = ", 1))
                         aliases[block_arg] = init
         if stripped.endswith("{"):
-            stack.append(op.index if op.name == "scf.for" else None)
+            stack.append(op.index)
     return Module(kernel, args, layouts, ops, defs, aliases)
 
 

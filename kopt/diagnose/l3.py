@@ -338,7 +338,9 @@ class _KernelAttribution:
             code = facts_for(self.ptx, op.loc)
             precision = re.search(r"inputPrecision = (\w+)", op.text)
             if op.name == "tt.dot":
-                mma = "nvidia_mma" in op.text and "versionMajor = 2" in self._layout_text(op)
+                result = re.search(r"-> tensor<[^,>]*, #(\w+)>", op.text)
+                layout = self.module.layouts.get(result.group(1)) if result else None
+                mma = layout is not None and layout.kind == "nvidia_mma"
                 lowering = "mma.sync (mma v2)" if mma else "FMA (no tensor cores)"
             else:
                 lowering = "wgmma (warp-group MMA, sm_90)" if op.name == "ttng.warp_group_dot" else "tcgen05 MMA"
@@ -372,10 +374,6 @@ class _KernelAttribution:
                                  ["tensor cores need fp16/bf16/fp8 (or tf32) operands and tile dims of at least 16 "
                                   "(M >= 64 and num_warps a multiple of 4 for wgmma)"], evidence, 0.7))
         return issues
-
-    def _layout_text(self, op: Op) -> str:
-        layout = self._layout(op)
-        return layout.text if layout else ""
 
     # --- loops and pipelining --------------------------------------------------------------------
 
