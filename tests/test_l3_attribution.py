@@ -40,6 +40,7 @@ def test_strided_fastest_dim_is_uncoalesced_and_names_the_stride(planted):
     assert top.id == "uncoalesced_access" and top.level == "L3"
     assert f"line {line}" in top.message and "`stride`" in top.message and "32-bit" in top.message
     assert {e.source for e in top.evidence} >= {"ttgir", "ptx", "sass"}
+    assert {e.data["kernel"] for e in top.evidence} == {"strided_copy_kernel"}
     assert any("unit-stride" in c for c in top.conditions)
     fact = next(f for f in planted.facts_at(line) if f["kind"] == "load")
     assert fact["vector_bytes"] == 4 and fact["strided_dims"] == {"0": ["stride"]}

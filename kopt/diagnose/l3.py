@@ -135,7 +135,7 @@ class _KernelAttribution:
         self.report.lines.setdefault(f"{loc.file}:{loc.line}", []).append(fact)
 
     def _ev(self, source: str, summary: str, loc: SourceLoc | None = None, **data) -> Evidence:
-        return Evidence("L3", source, summary, data, f"{loc.file}:{loc.line}" if loc else None)
+        return Evidence("L3", source, summary, {"kernel": self.ck.name, **data}, f"{loc.file}:{loc.line}" if loc else None)
 
     def _trajectory_ev(self, metric: str, what: str) -> list[Evidence]:
         events = [e for e in self.events if e["metric"] == metric]
@@ -446,9 +446,9 @@ class _KernelAttribution:
         spill = ck.spill_stores + ck.spill_loads
         if spill or s.get("ldl", 0) + s.get("stl", 0):
             evidence = [Evidence("L3", "sass", f"{s.get('stl', 0)} STL and {s.get('ldl', 0)} LDL (local memory)",
-                                 {"stl": s.get("stl", 0), "ldl": s.get("ldl", 0)}, def_loc)]
+                                 {"kernel": ck.name, "stl": s.get("stl", 0), "ldl": s.get("ldl", 0)}, def_loc)]
             if ck.ptxas_log:
-                evidence.append(Evidence("L3", "compile_log", ck.ptxas_log.strip().splitlines()[-1][:200], {}, def_loc))
+                evidence.append(Evidence("L3", "compile_log", ck.ptxas_log.strip().splitlines()[-1][:200], {"kernel": ck.name}, def_loc))
             issues.append(_Issue("register_spill", ck.name, ck.first_line,
                                  f"{ck.name} spills registers: {ck.spill_stores} B spill stores, {ck.spill_loads} B "
                                  f"spill loads ({ck.registers or '?'} registers/thread, {self.num_warps} warps)",
@@ -466,6 +466,6 @@ class _KernelAttribution:
                                  f"on {ck.target}, limited by {occ.limiter} ({cause})", [fix],
                                  [Evidence("L3", "sass" if ck.registers else "ttgir",
                                            f"occupancy {occ.blocks_per_sm} blocks x {self.num_warps} warps; limits "
-                                           f"{occ.limits}", occ.to_dict(), def_loc)],
+                                           f"{occ.limits}", {"kernel": ck.name, **occ.to_dict()}, def_loc)],
                                  0.35 if self.module.ops_named("ttng.warp_group_dot") else 0.5))
         return issues
