@@ -296,7 +296,10 @@ class _KernelScan:
         kinds = set()
         if "dot" in self.ops:
             kinds.add("dot")
-        if self.ops & REDUCE_OPS:
+        loop_accumulates = any(isinstance(n, ast.AugAssign) and id(n) in self.in_loop and any(
+            _tl_name(c, self.m.aliases) == "load" for c in ast.walk(n.value) if isinstance(c, ast.Call))
+            for n in ast.walk(self.fn))
+        if self.ops & REDUCE_OPS or loop_accumulates:  # `acc += tl.load(...)` in a loop is a reduction too
             kinds.add("reduce")
         if self.ops & SCAN_OPS:
             kinds.add("scan")
