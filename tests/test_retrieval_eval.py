@@ -147,3 +147,46 @@ def test_cli_reports_bad_gold_in_one_line(tmp_path):
     assert run.returncode == 1
     assert run.stderr.startswith(f"kopt: error: {bad}") and "not valid YAML" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+# --- end to end: the CLI against a real index on disk -------------------------------------------
+
+def _kopt(*args, env, cwd):
+    return subprocess.run([sys.executable, "-m", "kopt.cli", *args], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def test_cli_end_to_end_on_real_index(tmp_path):
+    """Ingest three patterns into a fresh index, then score a question whose answer is known."""
+    import os
+
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    if _kopt("ingest", "--help", env=env, cwd=REPO).returncode != 0:
+        pytest.skip("`kopt ingest` is not built yet")
+    patterns = tmp_path / "patterns"  # a small catalog keeps embedding time down
+    patterns.mkdir()
+    for name in ("grouped_program_order", "persistent_grid", "tf32_dot"):
+        source = REPO / "corpora" / "patterns" / f"{name}.yaml"
+        if not source.exists():
+            pytest.skip(f"{source} not written")
+        (patterns / source.name).write_text(source.read_text())
+    ingest = _kopt("ingest", "patterns", "--path", str(patterns), env=env, cwd=REPO)
+    assert ingest.returncode == 0, ingest.stderr
+    gold = tmp_path / "gold.yaml"
+    gold.write_text(yaml.safe_dump({"questions": [
+        {"id": "swizzle", "question": "grouped_program_order swizzled program order for L2 reuse", "category": "option",
+         "uses_identifiers": True, "gold": [{"corpus": "patterns", "path": "corpora/patterns/grouped_program_order.yaml",
+                                            "symbol": "grouped_program_order", "lines": [1, 2]}]},
+        {"id": "src", "question": "a question over the source", "category": "mechanism", "uses_identifiers": False,
+         "gold": [{"corpus": "triton", "path": "lib/A.cpp", "symbol": "a", "lines": [1, 2]}]},
+    ]}))
+    run = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "sparse,hybrid",
+                "--json", env=env, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    report = yaml.safe_load(run.stdout)  # JSON is YAML
+    assert report["questions"] == 1 and report["skipped"] == 1
+    for mode in ("sparse", "hybrid"):
+        assert report["modes"][mode]["per_question"][0]["file_rank"] == 1
+        assert report["modes"][mode]["file"]["mrr"] == 1.0
+    bad = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "fuzzy",
+                env=env, cwd=REPO)
+    assert bad.returncode == 1 and "unknown search mode" in bad.stderr and "Traceback" not in bad.stderr
