@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kopt.diagnose import ir_trajectory
 from kopt.diagnose.ir_loc import LocTable, ptx_lines
-from kopt.diagnose.ir_ptx import facts_for, ptx_facts, sass_counts, sass_summary
+from kopt.diagnose.ir_ptx import ptx_facts, sass_counts, sass_summary
 from kopt.diagnose.ir_ttgir import analyze_access, parse_module
 from kopt.diagnose.occupancy import occupancy
 

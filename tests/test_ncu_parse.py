@@ -4,7 +4,6 @@ CI has no GPU: the page format is checked on text in ncu's documented CSV shape,
 captures from the H200 (tests/fixtures/ncu/*_raw.csv, *_details.csv) when they are present.
 """
 
-import os
 import stat
 import sys
 import textwrap
