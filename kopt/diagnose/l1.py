@@ -191,6 +191,7 @@ class _Module:
         self.constants = {name: value.value for name, value in _simple_assignments(
             [s for s in tree.body if isinstance(s, ast.Assign)]).items() if isinstance(value, ast.Constant)}
         self.kernels: dict[str, _Kernel] = {}
+        self._launch_ids: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and {"jit", "autotune", "heuristics"} & set(_decorator_names(node)):
                 self.kernels[node.name] = self._kernel(node)
@@ -220,6 +221,9 @@ class _Module:
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                         and isinstance(node.func.value, ast.Name) and node.func.value.id in self.kernels):
                     continue
+                if id(node) in self._launch_ids:  # a nested function's launch is seen from its parent too
+                    continue
+                self._launch_ids.add(id(node))
                 kernel = self.kernels[node.func.value.id]
                 grid = node.func.slice
                 if isinstance(grid, ast.Name) and grid.id in assigned:
@@ -431,7 +435,9 @@ def _scalar_loop(s: _KernelScan) -> list[Signal]:
         loads = [c for stmt in loop.body for c in ast.walk(stmt)
                  if isinstance(c, ast.Call) and _tl_name(c, s.m.aliases) == "load" and c.args]
         scalar = [c for c in loads if _names(c.args[0]) & loop_var and not s.uses_arange(c.args[0])]
-        if scalar:
+        block_work = any(s.uses_arange(c.args[0]) for c in loads) or any(
+            _tl_name(c, s.m.aliases) == "dot" for stmt in loop.body for c in ast.walk(stmt) if isinstance(c, ast.Call))
+        if scalar and not block_work:  # a loop over work items that fetches scalar metadata is fine
             out.append(Signal("scalar_loop", s.fn.name, [loop.lineno] + [c.lineno for c in scalar],
                               f"loop over {ast.unparse(loop.target)} loads one scalar per iteration "
                               f"({ast.unparse(scalar[0].args[0])})", {"loads": len(scalar)}))
