@@ -1,0 +1,271 @@
+"""The escalation policy: run L1 -> L2 -> L3 -> L4 and stop at the first level that yields a grounded,
+actionable hypothesis, so a cheap answer costs nothing deeper; go deeper when the evidence is weak or
+the hypothesis at this level was already tried and failed. Every level's outcome (used, not needed,
+skipped, unavailable) is recorded with its reason, so the report can say why it stopped where it did.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from kopt.diagnose.findings import LEVELS, Evidence, Finding
+from kopt.errors import CompileError, KoptError
+
+GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
+SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
+L4_TOP = 3  # L3 findings explained from the compiler source
+LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
+
+
+@dataclass
+class LevelRun:
+    level: str
+    status: str  # used | not_needed | skipped | unavailable
+    reason: str
+    findings: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Diagnosis:
+    task: str
+    target: str
+    findings: list[Finding] = field(default_factory=list)
+    levels: list[LevelRun] = field(default_factory=list)
+    l3: Any = None  # the L3Report, for `kopt ask` (facts per source line)
+
+    @property
+    def root_cause(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "target": self.target, "findings": [f.to_dict() for f in self.findings],
+                "levels": [vars(r) for r in self.levels]}
+
+
+def grounded(finding: Finding, failed: set[str]) -> bool:
+    """A hypothesis worth acting on: a root cause (not a symptom), confident, with a fix to try, not tried already."""
+    return (finding.id not in failed and finding.id not in SYMPTOMS and finding.confidence >= GROUNDED
+            and bool(finding.patterns or finding.conditions))
+
+
+def catalog_patterns(finding_id: str, failed: set[str], catalog: list) -> list[str]:
+    """Catalog patterns that list the finding as a symptom, proven ones first, minus those already tried."""
+    fitting = [p for p in catalog if finding_id in p.finding_ids and p.id not in failed]
+    fitting.sort(key=lambda p: (p.finding_ids.index(finding_id), -p.win_rate, p.recipe_name is None, p.id))
+    return [p.id for p in fitting[:3]]
+
+
+def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
+    """One finding per id: the deepest level speaks, the others add evidence; agreement across levels
+    raises confidence, a hypothesis already tried sinks."""
+    by_id: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_id.setdefault(f.id, []).append(f)
+    merged = []
+    for fid, group in by_id.items():
+        group.sort(key=lambda f: (-LEVEL_ORDER[f.level], -f.confidence))
+        lead = group[0]
+        levels = {f.level for f in group}
+        confidence = min(0.97, max(f.confidence for f in group) + 0.05 * (len(levels) - 1))
+        message = lead.message
+        if fid in failed:
+            confidence *= 0.5
+            message = f"(already tried, failed) {message}"
+        evidence = list({(e.level, e.source, e.summary, e.location): e for f in group for e in f.evidence}.values())
+        merged.append(Finding(
+            fid, lead.level, message, round(confidence, 2), evidence,
+            sorted({ln for f in group for ln in f.kernel_lines}),
+            list(dict.fromkeys(c for f in group for c in f.conditions)),
+            [p for p in dict.fromkeys(p for f in group for p in f.patterns) if p not in failed]))
+    merged.sort(key=lambda f: (f.id in SYMPTOMS, -f.confidence, -LEVEL_ORDER[f.level]))
+    return merged
+
+
+def compile_failure(exc: CompileError) -> Finding:
+    """The compiler's own message, at the kernel line it names."""
+    text = str(exc)
+    where = re.match(r"^(.+?):(\d+): ", text)
+    line = int(where.group(2)) if where else 0
+    return Finding("compile_failure", "L3", text, 1.0,
+                   [Evidence("L3", "compile_log", text[:400], {}, f"{where.group(1)}:{line}" if where else None)],
+                   [line] if line else [], ["the kernel must compile: fix the error the compiler names at that line"])
+
+
+def emitter_evidence(finding: Finding, index: Any) -> Finding:
+    """L4 for a compile failure: the compiler code that emits the message."""
+    try:
+        hits = index.find_emitter(finding.message.split(": ", 2)[-1], k=3)
+    except KoptError:
+        return finding
+    if not hits:
+        return finding
+    cited = [Evidence("L4", "compiler_source", f"emits: {h.meta.get('matched_diagnostic', '')[:200]}",
+                      {"symbol": h.meta.get("symbol")}, h.cite()) for h in hits]
+    return Finding(finding.id, "L4", finding.message, finding.confidence, finding.evidence + cited,
+                   finding.kernel_lines, finding.conditions, finding.patterns)
+
+
+def gpu_unavailable() -> str | None:
+    """Why L2 cannot run here, or None when a CUDA GPU and ncu are both present."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "no CUDA GPU visible (torch.cuda.is_available() is False)"
+    except ImportError:
+        return "torch is not installed"
+    from kopt.diagnose.ncu import find_ncu
+
+    if find_ncu() is None:
+        return "ncu (Nsight Compute) not found on PATH or under /usr/local/cuda/bin, /opt/nvidia/nsight-compute"
+    return None
+
+
+def _open_index(settings: Any) -> tuple[Any, str | None]:
+    try:
+        from kopt.index import open_index
+
+        return open_index(settings), None
+    except (KoptError, ImportError) as exc:
+        return None, f"knowledge index unavailable: {exc}"
+
+
+class _Run:
+    """One diagnosis in progress: the levels run so far and their findings."""
+
+    def __init__(self, task_path: Path, level: str, gpu: bool, case: int | None, failed: set[str], settings: Any,
+                 index: Any):
+        from kopt.patterns import load_patterns
+
+        self.path, self.level, self.gpu, self.case, self.failed = task_path, level, gpu, case, failed
+        self.settings, self.index = settings, index
+        self.catalog = load_patterns()
+        self.found: list[Finding] = []
+        self.diag = Diagnosis(str(task_path), settings.target or "sm_90")
+
+    def record(self, level: str, status: str, reason: str, findings: list[Finding] | None = None,
+               started: float | None = None) -> None:
+        self.diag.levels.append(LevelRun(level, status, reason, len(findings or []),
+                                         round(time.perf_counter() - started, 2) if started else 0.0))
+        self.found += findings or []
+
+    def deep_enough(self, done: str) -> str | None:
+        """Why to stop after level `done`, or None to go on."""
+        if self.level != "auto":
+            return f"--level {self.level}" if LEVEL_ORDER[done] >= LEVEL_ORDER[self.level] else None
+        if any(f.id == "compile_failure" for f in self.found):
+            return "the kernel does not compile; the compile failure is the finding"
+        best = next((f for f in merge(self.found, self.failed) if grounded(f, self.failed)), None)
+        if best is None or done == "L2":
+            return None
+        return (f"{done} yielded a grounded, actionable hypothesis: {best.id} (confidence {best.confidence:.2f}"
+                f"{', patterns ' + ', '.join(best.patterns[:2]) if best.patterns else ''})")
+
+    def skip_rest(self, after: str, reason: str) -> None:
+        for lvl in LEVELS[LEVEL_ORDER[after] + 1:]:
+            self.record(lvl, "not_needed", reason)
+
+    # --- the levels ------------------------------------------------------------------------------
+
+    def l1(self) -> None:
+        from kopt.diagnose.l1 import triage
+
+        t = time.perf_counter()
+        findings = triage(self.path, index=self.index, patterns=self.catalog)
+        self.record("L1", "used", "source and launch-config signals matched against the pattern catalog", findings, t)
+
+    def l2(self) -> None:
+        t = time.perf_counter()
+        if not self.gpu:
+            return self.record("L2", "skipped", "--no-gpu")
+        why = gpu_unavailable()
+        if why:
+            return self.record("L2", "unavailable", why)
+        from kopt.diagnose.l2 import result_findings
+        from kopt.diagnose.ncu import profile_task
+
+        result = profile_task(self.path, self.case or 0)
+        if not result.available:
+            return self.record("L2", "unavailable", result.reason or "ncu produced no result", None, t)
+        findings = result_findings(result)
+        self.record("L2", "used", "Nsight Compute symptoms (they say what, L3 says why)", findings, t)
+
+    def l3(self) -> None:
+        from kopt.diagnose.l3 import attribute
+        from kopt.harness.compile import compile_task
+        from kopt.task import load_task
+
+        t = time.perf_counter()
+        task = load_task(self.path)
+        try:
+            compiled = compile_task(task, case=self.case, target=self.settings.target, trajectory=True)
+        except CompileError as exc:
+            return self.record("L3", "used", "the kernel does not compile", [compile_failure(exc)], t)
+        report = attribute(compiled, self.path)
+        self.diag.l3 = report
+        self.diag.target = compiled[0].target if compiled else self.diag.target
+        for f in report.findings:
+            f.patterns = f.patterns or catalog_patterns(f.id, self.failed, self.catalog)
+        reason = "lowered code (TTGIR, PTX, SASS, ptxas, pass trajectory) mapped to source lines"
+        if report.notes:
+            reason += "; " + "; ".join(report.notes)
+        self.record("L3", "used", reason, report.findings, t)
+
+    def l4(self) -> None:
+        from kopt.diagnose.l4 import compiler_corpus, escalate_l4
+
+        t = time.perf_counter()
+        targets = [f for f in merge(self.found, self.failed) if f.level == "L3" and f.id not in SYMPTOMS]
+        fresh = [f for f in targets if f.id not in self.failed]
+        targets = (fresh or targets)[:L4_TOP]
+        if not targets:
+            return self.record("L4", "not_needed", "no L3 finding to explain from the compiler source")
+        l3_by_id = {f.id: f for f in self.found if f.level == "L3"}
+        explained = []
+        for f in targets:
+            base = l3_by_id.get(f.id, f)
+            if f.id == "compile_failure":
+                explained.append(emitter_evidence(base, self.index) if self.index else base)
+            else:
+                explained.append(escalate_l4(base, self.index, self.settings))
+        problem = getattr(self, "index_problem", None) or compiler_corpus(self.index)[1]
+        reason = f"explained {', '.join(f.id for f in targets)} from pass notes and compiler source"
+        self.record("L4", "used", reason + (f"; {problem}" if problem else ""), explained, t)
+
+    def run(self) -> Diagnosis:
+        steps = {"L1": self.l1, "L2": self.l2, "L3": self.l3, "L4": self.l4}
+        for lvl in LEVELS:
+            steps[lvl]()
+            if lvl == "L1" and any(f.id == "compile_failure" for f in self.found):
+                self.skip_rest("L1", "the task file does not parse; fix the syntax error first")
+                break
+            stop = self.deep_enough(lvl)
+            if stop:
+                self.skip_rest(lvl, stop)
+                break
+        self.diag.findings = merge(self.found, self.failed)
+        return self.diag
+
+
+def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, case: int | None = None,
+             failed: Iterable[str] = (), settings: Any = None, index: Any = None) -> Diagnosis:
+    """Diagnose a task file; `failed` holds finding ids or pattern ids already tried without a win."""
+    from kopt.config import load_settings
+
+    if level != "auto" and level not in LEVELS:
+        raise KoptError(f"unknown level {level!r}; use auto, {', '.join(LEVELS)}")
+    path = Path(task_path).resolve()
+    if not path.is_file():
+        raise KoptError(f"{task_path}: no such task file")
+    settings = settings or load_settings()
+    problem = None
+    if index is None:
+        index, problem = _open_index(settings)
+    run = _Run(path, level, gpu, case, set(failed), settings, index)
+    run.index_problem = problem
+    return run.run()
