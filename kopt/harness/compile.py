@@ -105,7 +105,7 @@ def capture_launches(task: Task, case: dict, target) -> list[Launch]:
     """Run the task's entry on CPU inputs for `case` and return its distinct kernel launches, in order."""
     if task.entry is None:
         raise KoptError(f"{task.path}: nothing to compile (a KernelBench module needs ModelNew with Triton kernels)")
-    inputs = task.make_inputs(case, "cpu", 0)
+    inputs = task.make_inputs(case, "cuda" if _local_capability() else "cpu", 0)  # nothing launches either way
     with intercept_launches(target) as launches:
         try:
             task.entry(*inputs)
@@ -113,6 +113,9 @@ def capture_launches(task: Task, case: dict, target) -> list[Launch]:
             if not launches:
                 raise KoptError(f"{task.path}: entry failed before launching a kernel: {type(exc).__name__}: {exc}") from exc
             # entry may post-process a kernel's (unwritten) output; the launches are what we need
+    if not launches:
+        hint = " (TRITON_INTERPRET=1 is set: unset it to compile)" if os.environ.get("TRITON_INTERPRET") == "1" else ""
+        raise KoptError(f"{task.path}: entry launched no Triton kernel for case {case}{hint}")
     distinct: dict[str, Launch] = {}
     for launch in launches:
         distinct.setdefault(_launch_key(launch), launch)
