@@ -66,30 +66,43 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses
     corpus_list = [c.strip() for c in corpora.split(",") if c.strip()]
     if not mode_list:
         raise KoptError("--modes is empty; give e.g. dense,sparse,hybrid")
-    try:
-        from kopt.index import open_index
-    except ImportError as exc:
-        raise KoptError(f"the knowledge index is not available: {exc}") from exc
-    index = open_index(load_settings())
     asked = len(questions)
     questions = [q for q in questions if any(g.corpus in corpus_list for g in q.gold)]
     if not questions:
         raise KoptError(f"{gold_path}: no question has a gold in the corpora searched ({','.join(corpus_list)})")
 
-    def search(question: str, mode: str):
-        return index.search(question, corpus=corpus_list, k=k, mode=mode)
-
     from rich.progress import Progress
 
-    with Progress(transient=True, disable=as_json) as progress:
-        task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
-        report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
-    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins, skipped=asked - len(questions),
-                  index=[c for c in index.corpora() if c["name"] in corpus_list])
+    from kopt.index import open_index
+
+    index = open_index(load_settings())
+    try:
+        served = [c for c in index.corpora() if c["name"] in corpus_list]
+        _warn_if_off_pin(served, pins)
+
+        def search(question: str, mode: str):
+            return index.search(question, corpus=corpus_list, k=k, mode=mode)
+
+        with Progress(transient=True, disable=as_json) as progress:
+            task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
+            report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
+    finally:
+        index.close()
+    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins, skipped=asked - len(questions), index=served)
     if as_json:
         emit_json(report)
     else:
         _print_report(report, show_misses)
+
+
+def _warn_if_off_pin(served: list[dict], pins: dict) -> None:
+    """Gold lines are valid at the pinned commit only; say so when the index holds another version."""
+    for corpus in served:
+        pinned = str((pins.get(corpus["name"]) or {}).get("commit", ""))
+        version = str(corpus.get("version") or "")
+        if pinned and version and not pinned.startswith(version):
+            click.echo(f"kopt: warning: index has {corpus['name']}@{version}, gold set is pinned at {pinned[:8]}; "
+                       "symbol-level scores may be off", err=True)
 
 
 def _print_report(report: dict, show_misses: int) -> None:
