@@ -24,6 +24,7 @@ demo: $(STAMP)
 	KOPT_DEMO=1 bash evals/demo.sh $(KOPT)
 
 test: $(STAMP)
+	$(KOPT) toolchain add ascend
 	$(PY) -m pytest -q -ra
 
 clean:
