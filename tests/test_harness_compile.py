@@ -49,6 +49,10 @@ def test_trajectory_names_the_passes_in_order(tmp_path):
     before_ttg = dict(kernel.trajectory)["ConvertTritonToTritonGPU"]
     assert "tt.dot" in before_ttg and "#ttg.blocked" not in before_ttg
     assert "ttng.warp_group_dot" in kernel.trajectory[names.index("ConvertTritonGPUToLLVM")][1]
+    # Triton opens the dump stream once per process: a second trajectory must still come back whole
+    (again,) = _compile(ROOT / "examples" / "softmax.py", tmp_path, trajectory=True)
+    assert again.trajectory[0][0] == "Inliner" and "softmax_kernel" in again.trajectory[0][1]
+    assert not any("matmul_kernel" in ir for _, ir in again.trajectory)
 
 
 def test_parse_trajectory_splits_dump_blocks():

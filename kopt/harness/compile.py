@@ -175,7 +175,7 @@ def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_di
     try:
         with _trajectory_dump(trajectory) as dump_path:
             ck = triton.compile(src, target=target, options=launch.options)
-            dump_text = dump_path.read_text() if dump_path else ""
+            dump_text = _read_dump(dump_path) if dump_path else ""
     except Exception as exc:
         raise CompileError(_compile_message(exc, name, source_file, first_line)) from exc
     asm = {stage: ck.asm[stage] for stage in ("ttir", "ttgir", "llir", "ptx") if stage in ck.asm}
@@ -226,25 +226,35 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
 
 @contextlib.contextmanager
 def _trajectory_dump(enabled: bool) -> Iterator[Path | None]:
-    """MLIR's pass-by-pass dump into a temp file (forcing a real compile so the passes run)."""
+    """MLIR's pass-by-pass dump, forcing a real compile so the passes run.
+
+    Triton opens the MLIR_DUMP_PATH stream once per process (a static in python/src/ir.cc), so one
+    path serves the whole process: emptied before each compile, read after (the writer keeps its
+    offset, so a truncated file comes back with a NUL-filled hole in front, which is stripped)."""
     if not enabled:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="kopt-mlir-") as tmp:
-        path = Path(tmp) / "dump.mlir"
-        path.touch()
-        env = {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": str(path), "TRITON_ALWAYS_COMPILE": "1"}
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            with _stderr_to(Path(tmp) / "stderr.txt"):  # the pipeliner's internal dumps go to stderr
-                yield path
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    path = Path(os.environ.setdefault("MLIR_DUMP_PATH", str(Path(tempfile.gettempdir()) / f"kopt-mlir-{os.getpid()}.mlir")))
+    env = {"MLIR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    path.touch()
+    os.truncate(path, 0)
+    try:
+        with tempfile.TemporaryDirectory(prefix="kopt-mlir-") as tmp, _stderr_to(Path(tmp) / "stderr.txt"):
+            yield path  # the pipeliner's internal dumps go to stderr, dropped above
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _read_dump(path: Path) -> str:
+    text = path.read_text(errors="replace").lstrip("\0")
+    os.truncate(path, 0)
+    return text
 
 
 @contextlib.contextmanager
