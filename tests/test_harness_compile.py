@@ -87,3 +87,16 @@ def test_compile_error_names_the_kernel_line(tmp_path):
         _compile(path, tmp_path)
     message = str(info.value)
     assert message.startswith(f"{path}:15:") and "add_kernel" in message and "undefined_name" in message
+
+
+def test_compile_sandboxed_runs_candidate_code_in_a_child(tmp_path, monkeypatch):
+    from kopt.harness.compile import compile_sandboxed
+
+    monkeypatch.chdir(tmp_path)
+    (kernel,) = compile_sandboxed(ROOT / "examples" / "vector_add.py", FIXTURES / "off_by_one.py", stages=["ptx"])
+    assert kernel.name == "add_kernel" and kernel.constexprs["BLOCK_SIZE"] == 256 and list(kernel.asm) == ["ptx"]
+    assert list((tmp_path / ".kopt" / "cache" / "compile").glob("*.json"))
+    bad = tmp_path / "bad.py"
+    bad.write_text((ROOT / "examples" / "vector_add.py").read_text().replace("x + y, mask", "x + nope, mask"))
+    with pytest.raises(CompileError, match=r"^/.*bad.py:15: kernel add_kernel failed to compile: CompilationError"):
+        compile_sandboxed(ROOT / "examples" / "vector_add.py", bad)

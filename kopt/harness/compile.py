@@ -211,6 +211,7 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
         from kopt.config import load_settings
 
         cache_dir = load_settings().state_dir / "cache" / "compile"
+    cache_dir = Path(cache_dir)
     kernels = []
     for launch in capture_launches(task, case, gpu_target):
         kernel = compile_launch(launch, gpu_target, trajectory=trajectory, cache_dir=cache_dir)
@@ -219,6 +220,27 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
     if stages:
         for kernel in kernels:
             kernel.asm = {s: text for s, text in kernel.asm.items() if s in stages}
+    return kernels
+
+
+def compile_sandboxed(task_path: str | Path, candidate_path: str | Path | None = None, *, case: int | None = None,
+                      target: str | None = None, trajectory: bool = False, stages: list[str] | None = None,
+                      timeout_s: float = 300.0) -> list[CompiledKernel]:
+    """compile_task for untrusted code (a candidate's module runs at import): in a child with a time limit.
+    Raises CompileError when a kernel does not compile, KoptError for any other failure."""
+    from kopt.config import load_settings
+    from kopt.harness.sandbox import run_sandboxed
+
+    outcome = run_sandboxed("compile", task_path, candidate_path, timeout_s=timeout_s, case=case, target=target,
+                            trajectory=trajectory, stages=stages, cache_dir=str(load_settings().state_dir / "cache" / "compile"))
+    if not outcome["ok"]:
+        if outcome["reason"] == "compile_error":
+            raise CompileError(outcome["message"])
+        raise KoptError(f"{outcome['reason']}: {outcome['message']}")
+    kernels = []
+    for data in outcome["result"]:
+        data["trajectory"] = [tuple(step) for step in data["trajectory"]]
+        kernels.append(CompiledKernel(**data))
     return kernels
 
 

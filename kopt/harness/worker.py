@@ -51,7 +51,11 @@ def classify(exc: BaseException) -> str:
 
 
 def _one_line(exc: BaseException, files: list[str]) -> str:
+    from kopt.errors import KoptError
+
     text = " ".join(str(exc).split())[:400] or "(no message)"
+    if isinstance(exc, KoptError):
+        return text  # already one line naming file:line
     where = _user_location(exc, files)
     return f"{where + ': ' if where else ''}{type(exc).__name__}: {text}"
 
@@ -60,7 +64,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     from kopt.errors import TaskError
 
     kw = dict(request.get("kw") or {})
-    device = _pick_device(kw.pop("device", None))
+    device = None if request["op"] == "compile" else _pick_device(kw.pop("device", None))  # compile: no interpreter
     from kopt.task import load_candidate, load_task
 
     files = [p for p in (request["task"], request.get("candidate")) if p]
@@ -79,6 +83,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             result = run_validation(task, candidate, device, **kw)
             reason = None if result["ok"] else (result.get("reason") or "incorrect")
             return {"ok": result["ok"], "reason": reason, "message": result.get("message"), "result": result}
+        if request["op"] == "compile":
+            from kopt.harness.compile import compile_task
+
+            kernels = compile_task(candidate, **kw)
+            return {"ok": True, "reason": None, "message": None, "result": [k.to_dict() for k in kernels]}
         if request["op"] == "bench":
             if device != "cuda":
                 return {"ok": False, "reason": "no_gpu", "message": "bench needs a CUDA GPU; none is visible", "result": None}
