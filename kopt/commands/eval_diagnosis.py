@@ -1,0 +1,110 @@
+"""`kopt eval diagnosis`: top-1/top-3 accuracy of the root cause on kernels with one planted cause.
+
+Each case in evals/diagnosis/manifest.yaml names its task file, the true finding id and the level whose
+evidence can name it. Every case is diagnosed with L1 alone and with the full escalation policy (auto),
+with and without GPU evidence (L2) when a GPU is present, and the true id's rank is scored.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from kopt.errors import KoptError
+
+MODES = ("L1", "auto")
+
+
+def load_manifest(path: Path) -> list[dict[str, Any]]:
+    try:
+        cases = yaml.safe_load(path.read_text())["cases"]
+    except (OSError, KeyError, TypeError, yaml.YAMLError) as exc:
+        raise KoptError(f"{path}: not a diagnosis manifest (a YAML mapping with `cases:`): {exc}") from exc
+    for i, case in enumerate(cases):
+        missing = {"name", "op", "finding", "level"} - set(case)
+        if missing:
+            raise KoptError(f"{path}: cases[{i}] lacks {', '.join(sorted(missing))}")
+        if not (path.parent / f"{case['name']}.py").is_file():
+            raise KoptError(f"{path}: cases[{i}]: no task file {case['name']}.py beside the manifest")
+    return cases
+
+
+def rank_of(finding_id: str, findings: list) -> int | None:
+    ids = list(dict.fromkeys(f.id for f in findings))
+    return ids.index(finding_id) + 1 if finding_id in ids else None
+
+
+def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    top1 = sum(1 for r in rows if r["rank"] == 1)
+    top3 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 3)
+    return {"cases": n, "top1": round(top1 / n, 3) if n else None, "top3": round(top3 / n, 3) if n else None}
+
+
+def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_case=None) -> dict[str, Any]:
+    from kopt.config import load_settings
+    from kopt.diagnose.escalate import diagnose, gpu_unavailable
+
+    cases = [c for c in load_manifest(manifest) if not names or c["name"] in names]
+    settings = load_settings()
+    settings_modes = [(m, False) for m in MODES] + ([("auto", True)] if gpu and not gpu_unavailable() else [])
+    rows = []
+    for case in cases:
+        task = manifest.parent / f"{case['name']}.py"
+        for mode, with_gpu in settings_modes:
+            t = time.perf_counter()
+            diag = diagnose(task, level=mode, gpu=with_gpu, settings=settings)
+            top = diag.findings[:3]
+            rows.append({"case": case["name"], "op": case["op"], "truth": case["finding"], "truth_level": case["level"],
+                         "mode": mode, "gpu": with_gpu, "rank": rank_of(case["finding"], diag.findings),
+                         "top3": [f"{f.id}@{f.level}" for f in top], "seconds": round(time.perf_counter() - t, 2),
+                         "stopped_at": next((r.level for r in reversed(diag.levels) if r.status == "used"), None)})
+        if on_case:
+            on_case()
+    summary: dict[str, Any] = {}
+    for mode, with_gpu in settings_modes:
+        key = f"{mode}{'+gpu' if with_gpu else ''}"
+        mine = [r for r in rows if r["mode"] == mode and r["gpu"] == with_gpu]
+        summary[key] = {"all": score(mine), **{f"truth {lvl}": score([r for r in mine if r["truth_level"] == lvl])
+                                               for lvl in sorted({r["truth_level"] for r in mine})}}
+    return {"manifest": str(manifest), "gpu_evidence": any(g for _, g in settings_modes), "summary": summary,
+            "rows": rows}
+
+
+@click.command("diagnosis")
+@click.option("--manifest", type=click.Path(path_type=Path), default=Path("evals/diagnosis/manifest.yaml"),
+              show_default=True)
+@click.option("--no-gpu", is_flag=True, help="Only the no-GPU runs even when a GPU is visible.")
+@click.option("--case", "names", multiple=True, help="Only these case names (repeatable).")
+@click.option("--json", "as_json", is_flag=True)
+def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json: bool) -> None:
+    """Score root-cause diagnosis: top-1/top-3 per mode and per truth level."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    total = len([c for c in load_manifest(manifest) if not names or c["name"] in names])
+    with Progress(transient=True, disable=as_json) as progress:
+        bar = progress.add_task("diagnosis eval", total=total)
+        report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, on_case=lambda: progress.advance(bar))
+    if as_json:
+        from kopt.cli import emit_json
+
+        emit_json(report)
+        return
+    console = Console()
+    table = Table(title=f"diagnosis eval: {total} cases ({'with' if report['gpu_evidence'] else 'without'} GPU evidence)")
+    for col in ("mode", "subset", "cases", "top-1", "top-3"):
+        table.add_column(col)
+    for mode, subsets in report["summary"].items():
+        for subset, s in subsets.items():
+            table.add_row(mode, subset, str(s["cases"]), f"{s['top1']:.0%}", f"{s['top3']:.0%}")
+    console.print(table)
+    misses = [r for r in report["rows"] if r["mode"] == "auto" and r["rank"] != 1]
+    for r in misses:
+        console.print(f"miss ({r['mode']}{'+gpu' if r['gpu'] else ''}): {r['case']}: truth {r['truth']}@{r['truth_level']}"
+                      f" rank {r['rank']}; top {', '.join(r['top3'])}", highlight=False)
