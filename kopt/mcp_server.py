@@ -1,0 +1,618 @@
+"""kopt as an MCP server, so coding agents (Claude Code, Codex, Cursor, any MCP client) can drive the same
+harness, diagnosis and rounds store as `kopt optimize`, with the same discipline.
+
+Every tool has typed inputs and a typed (pydantic) result. Every path argument is resolved against the
+workspace, symlinks followed, and refused when it lands outside. Heavy work runs in a worker thread while
+the call reports progress; anything the user can act on (a KoptError) comes back as a one-line tool
+error, and a bug comes back as a tool error naming it instead of killing the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from kopt.errors import KoptError
+
+log = logging.getLogger("kopt.mcp")
+T = TypeVar("T")
+HEARTBEAT_S = 2.0  # a long step reports progress at least this often
+IR_LIMIT = 60_000  # characters of one IR stage returned per kernel (ask for a kernel to see all of it)
+INSTRUCTIONS = (
+    "kopt finds out why a Triton kernel is slow and makes it faster. Discipline: diagnose first (L1 -> L4, "
+    "deeper only when the evidence is insufficient); one hypothesis per round, citing its evidence; every "
+    "candidate goes through record_round, which validates and times it before it is recorded. Paths are "
+    "relative to the workspace."
+)
+
+# --- typed results ---------------------------------------------------------------------------------
+
+
+class Loose(BaseModel):
+    model_config = {"extra": "ignore"}
+
+
+class SearchHit(Loose):
+    cite: str = Field(description="path:start-end@version of the chunk")
+    score: float
+    corpus: str | None = None
+    kind: str | None = None
+    symbol: str | None = None
+    text: str
+
+
+class SearchResult(Loose):
+    query: str
+    hits: list[SearchHit]
+
+
+class KernelIR(Loose):
+    name: str
+    location: str = Field(description="task file:line of the kernel's def")
+    target: str
+    grid: list[int]
+    num_warps: int | None = None
+    num_stages: int | None = None
+    registers: int | None = None
+    spill_stores: int = 0
+    spill_loads: int = 0
+    shared_bytes: int = 0
+    specialization: dict[str, list[str]] = {}
+    stage: str | None = None
+    ir: str | None = Field(None, description="the requested stage's text (truncated to IR_LIMIT characters)")
+    truncated: bool = False
+
+
+class CompileResult(Loose):
+    task: str
+    case: int
+    kernels: list[KernelIR]
+
+
+class EvidenceModel(Loose):
+    level: str
+    source: str
+    summary: str
+    data: dict[str, Any] = {}
+    location: str | None = None
+
+
+class FindingModel(Loose):
+    id: str
+    level: str
+    message: str
+    confidence: float
+    evidence: list[EvidenceModel] = []
+    kernel_lines: list[int] = []
+    conditions: list[str] = []
+    patterns: list[str] = []
+
+
+class LevelModel(Loose):
+    level: str
+    status: str = Field(description="used | not_needed | skipped | unavailable")
+    reason: str
+    findings: int = 0
+    seconds: float = 0.0
+
+
+class DiagnoseResult(Loose):
+    task: str
+    target: str
+    root_cause: FindingModel | None
+    findings: list[FindingModel]
+    levels: list[LevelModel]
+
+
+class CaseCheckModel(Loose):
+    case: dict[str, Any]
+    held_out: bool
+    ok: bool
+    seed: int
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    reason: str | None = None
+
+
+class ValidateResult(Loose):
+    ok: bool
+    device: str
+    reason: str | None = None
+    message: str | None = None
+    cases: list[CaseCheckModel] = []
+    held_out_note: str | None = None
+    elapsed_s: float = 0.0
+
+
+class CaseTimingModel(Loose):
+    case: dict[str, Any]
+    kernel_ms: float
+    kernel_ms_min: float
+    kernel_ms_p90: float
+    event_ms: float
+    runs: int
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline_fraction: float | None = None
+    bound: str | None = None
+
+
+class BenchResult(Loose):
+    ok: bool
+    device: str = ""
+    reason: str | None = None
+    message: str | None = None
+    cases: list[CaseTimingModel] = []
+    ceilings: dict[str, Any] = {}
+
+
+class ProfiledKernel(Loose):
+    name: str
+    grid: str = ""
+    block: str = ""
+    metrics: dict[str, Any] = {}
+    rules: list[dict[str, Any]] = []
+
+
+class ProfileResult(Loose):
+    available: bool
+    reason: str = ""
+    kernels: list[ProfiledKernel] = []
+    findings: list[FindingModel] = []
+
+
+class EvidenceIn(BaseModel):
+    """One observation an agent cites for its hypothesis."""
+
+    level: Literal["L1", "L2", "L3", "L4"]
+    source: str = Field(description="pattern | timing | ncu | ttir | ttgir | llir | ptx | sass | trajectory | "
+                                    "compiler_source | pass_note | source | compile_log")
+    summary: str
+    location: str | None = Field(None, description="kernel file:line, or compiler path:line@version")
+
+
+class RunModel(Loose):
+    run_id: str
+    task_path: str
+    status: str
+    stop_reason: str | None = None
+    created: float
+    baseline: list[float | None] = []
+    timing: dict[str, Any] = {}
+    initial: dict[str, Any] = {}
+
+
+class RoundModel(Loose):
+    run_id: str
+    n: int
+    level_reached: str | None = None
+    hypothesis: str
+    finding_ids: list[str] = []
+    pattern_id: str | None = None
+    proposer: str
+    candidate: str | None = Field(None, description="artifact hash of the candidate source")
+    outcome: str = Field(description="compile_error | incorrect | timeout | crash | slower | improved | untimed | rejected")
+    message: str | None = None
+    case_times: list[float | None] = []
+    speedup_initial: float | None = None
+    speedup_best: float | None = None
+    evidence: dict[str, str] = {}
+
+
+class RunsResult(Loose):
+    runs: list[RunModel] = []
+    rounds: list[RoundModel] = Field([], description="the rounds of the run asked for, in order")
+
+
+class SynthesizeResult(Loose):
+    summary: dict[str, Any]
+
+
+class AskResult(Loose):
+    answer: dict[str, Any]
+
+
+# --- the workspace -------------------------------------------------------------------------------
+
+
+class Workspace:
+    """The one folder the server may read and write; paths from the client resolve inside it or are refused."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise KoptError(f"{root}: workspace is not a directory")
+
+    def path(self, arg: str, *, must_exist: bool = True) -> Path:
+        raw = Path(arg).expanduser()
+        real = (raw if raw.is_absolute() else self.root / raw).resolve()
+        if not real.is_relative_to(self.root):
+            raise ToolError(f"{arg}: outside the workspace {self.root} (symlinks resolved); refused")
+        if must_exist and not real.is_file():
+            raise ToolError(f"{arg}: no such file in the workspace {self.root}")
+        return real
+
+    def settings(self):
+        from kopt.config import load_settings
+
+        return load_settings(self.root)
+
+
+# --- running work off the event loop ----------------------------------------------------------------
+
+_IN_PROCESS = threading.Lock()  # compiling patches Triton's JIT globally: one in-process compile at a time
+
+
+def _as_tool_error(exc: BaseException) -> ToolError:
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, KoptError):
+        return ToolError(str(exc))
+    log.exception("tool failed")
+    return ToolError(f"internal error: {type(exc).__name__}: {exc} (a kopt bug; the server keeps running)")
+
+
+async def _step(ctx: Context, done: float, total: float, message: str, fn: Callable[[], T], *,
+                exclusive: bool = False) -> T:
+    """Run `fn` in a worker thread, reporting progress now and every HEARTBEAT_S until it finishes."""
+    start = time.monotonic()
+
+    def work() -> T:
+        if not exclusive:
+            return fn()
+        with _IN_PROCESS:
+            return fn()
+
+    async def heartbeat() -> None:
+        while True:
+            await ctx.report_progress(done, total, f"{message} ({time.monotonic() - start:.0f} s)")
+            await anyio.sleep(HEARTBEAT_S)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(heartbeat)
+            try:
+                return await anyio.to_thread.run_sync(work)
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseException as exc:  # an ExceptionGroup from the task group, or the work's own error
+        inner = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1 else exc
+        if isinstance(inner, Exception):
+            raise _as_tool_error(inner) from inner
+        raise
+
+
+def _finding(f: Any) -> FindingModel:
+    return FindingModel.model_validate(f.to_dict() if hasattr(f, "to_dict") else f)
+
+
+# --- evaluating a candidate --------------------------------------------------------------------------
+
+_OUTCOME_OF_REASON = {"incorrect": "incorrect", "compile_error": "compile_error", "timeout": "timeout",
+                      "task_error": "rejected"}
+
+
+def _gpu_reason() -> str | None:
+    """Why timing is unavailable here, or None when a CUDA GPU is visible."""
+    import torch
+
+    return None if torch.cuda.is_available() else "no CUDA GPU visible: validated through the interpreter, not timed"
+
+
+def _geomean_ratio(before: list[float | None], after: list[float | None]) -> float | None:
+    pairs = [(b, a) for b, a in zip(before, after) if b and a]
+    if not pairs or len(pairs) != len(after):
+        return None
+    return round(math.exp(sum(math.log(b / a) for b, a in pairs) / len(pairs)), 4)
+
+
+def _case_times(bench_result: Any) -> list[float | None]:
+    return [c.kernel_ms for c in bench_result.cases]
+
+
+# --- the server --------------------------------------------------------------------------------------
+
+
+def build_server(workspace: Path) -> MCPServer:
+    """An MCPServer whose tools act on `workspace` and nothing outside it."""
+    ws = Workspace(workspace)
+    server = MCPServer("kopt", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool()
+    async def search(query: str, ctx: Context, corpus: list[str] | None = None, k: int = 8,
+                     mode: Literal["hybrid", "dense", "sparse"] = "hybrid", kind: str | None = None,
+                     path: str | None = None) -> SearchResult:
+        """Hybrid search over the ingested knowledge: compiler source, pass notes, the pattern catalog.
+        Cite hits by their `cite` (path:lines@version). `path` may be a glob over compiler paths."""
+        def run() -> SearchResult:
+            from kopt.index import open_index
+
+            index = open_index(ws.settings())
+            try:
+                hits = index.search(query, corpus=corpus or None, k=k, mode=mode, filters={"kind": kind, "path": path})
+            finally:
+                index.close()
+            return SearchResult(query=query, hits=[
+                SearchHit(cite=h.cite(), score=h.score, corpus=h.meta.get("corpus"), kind=h.meta.get("kind"),
+                          symbol=h.meta.get("symbol"), text=h.text) for h in hits])
+
+        return await _step(ctx, 0, 1, "searching the index", run, exclusive=True)
+
+    @server.tool()
+    async def ask(question: str, ctx: Context, kernel: str | None = None, target: str | None = None) -> AskResult:
+        """Answer a question about a kernel or the compiler, grounded in evidence and cited compiler source.
+        `kernel` is TASK or TASK:LINE (a workspace path) to start from that line's L3 facts."""
+        try:
+            from kopt.ask import ask as kopt_ask
+        except ImportError as exc:
+            raise ToolError(f"ask is not available in this kopt build ({exc})") from exc
+        if kernel:
+            file, _, line = kernel.rpartition(":") if kernel.rpartition(":")[2].isdigit() else (kernel, "", "")
+            kernel = f"{ws.path(file)}{':' + line if line else ''}"
+        settings = ws.settings()
+        if target:
+            settings.target = target
+        answer = await _step(ctx, 0, 1, "gathering evidence and retrieving", lambda: kopt_ask(
+            question, kernel=kernel, settings=settings), exclusive=True)
+        return AskResult(answer=answer.to_dict() if hasattr(answer, "to_dict") else dict(answer))
+
+    @server.tool()
+    async def compile_ir(task: str, ctx: Context, stage: Literal["ttir", "ttgir", "llir", "ptx", "sass"] | None = None,
+                         target: str | None = None, case: int = 0, kernel: str | None = None) -> CompileResult:
+        """AOT-compile a task's kernels for a GPU target (e.g. sm_90; no GPU needed): resource usage per kernel,
+        and the text of one IR stage when `stage` is given (`kernel` narrows it to one kernel by name)."""
+        path = ws.path(task)
+
+        def run() -> CompileResult:
+            from kopt.harness.compile import compile_task
+            from kopt.task import load_task
+
+            kernels = compile_task(load_task(path), case=case, target=target or ws.settings().target,
+                                   stages=[stage] if stage else None, cache_dir=ws.root / ".kopt" / "cache" / "compile")
+            if kernel:
+                kernels = [k for k in kernels if k.name == kernel]
+                if not kernels:
+                    raise ToolError(f"{task}: no kernel named {kernel!r} launched for case {case}")
+            out = []
+            for k in kernels:
+                text = k.asm.get(stage) if stage else None
+                out.append(KernelIR(
+                    name=k.name, location=f"{k.source_file}:{k.first_line}", target=k.target, grid=k.grid,
+                    num_warps=k.options.get("num_warps"), num_stages=k.options.get("num_stages"),
+                    registers=k.registers, spill_stores=k.spill_stores, spill_loads=k.spill_loads,
+                    shared_bytes=k.shared_bytes, specialization=k.specialization, stage=stage,
+                    ir=text[:IR_LIMIT] if text else text, truncated=bool(text and len(text) > IR_LIMIT)))
+            return CompileResult(task=str(path), case=case, kernels=out)
+
+        return await _step(ctx, 0, 1, f"compiling {path.name}", run, exclusive=True)
+
+    @server.tool()
+    async def diagnose(task: str, ctx: Context, level: Literal["auto", "L1", "L2", "L3", "L4"] = "auto",
+                       gpu: bool = True, case: int | None = None, failed: list[str] | None = None) -> DiagnoseResult:
+        """Why is this kernel slow? Escalates L1 -> L4 and stops at the first level with a grounded hypothesis
+        (`level` forces a depth). `failed`: finding or pattern ids already tried without a win, to go deeper."""
+        path = ws.path(task)
+
+        def run() -> DiagnoseResult:
+            from kopt.diagnose.escalate import diagnose as kopt_diagnose
+
+            d = kopt_diagnose(path, level=level, gpu=gpu, case=case, failed=failed or (), settings=ws.settings())
+            findings = [_finding(f) for f in d.findings]
+            return DiagnoseResult(task=d.task, target=d.target, root_cause=findings[0] if findings else None,
+                                  findings=findings, levels=[LevelModel.model_validate(vars(r)) for r in d.levels])
+
+        return await _step(ctx, 0, 1, f"diagnosing {path.name}", run, exclusive=True)
+
+    @server.tool()
+    async def validate(task: str, ctx: Context, candidate: str | None = None, seed: int | None = None,
+                       timeout_s: float = 600.0) -> ValidateResult:
+        """Check the task's kernels (or a candidate file's entry) against the reference on every case, fresh
+        inputs, outputs poisoned, held-out shapes; in a sandboxed child (CPU: the Triton interpreter)."""
+        path, cand = ws.path(task), ws.path(candidate) if candidate else None
+
+        def run() -> ValidateResult:
+            from kopt.harness.validate import validate as kopt_validate
+
+            return ValidateResult.model_validate(kopt_validate(path, cand, timeout_s=timeout_s, seed=seed).to_dict())
+
+        return await _step(ctx, 0, 1, f"validating {(cand or path).name}", run)
+
+    @server.tool()
+    async def bench(task: str, ctx: Context, candidate: str | None = None, cases: list[int] | None = None,
+                    timeout_s: float = 900.0) -> BenchResult:
+        """Kernel-only GPU timing (L2 flushed, fresh inputs, median of many runs) on the device roofline.
+        Needs a CUDA GPU; without one this is a tool error saying so."""
+        path, cand = ws.path(task), ws.path(candidate) if candidate else None
+
+        def run() -> BenchResult:
+            from kopt.harness.bench import bench as kopt_bench
+
+            return BenchResult.model_validate(kopt_bench(path, cand, timeout_s=timeout_s, cases=cases).to_dict())
+
+        return await _step(ctx, 0, 1, f"timing {(cand or path).name}", run)
+
+    @server.tool()
+    async def profile(task: str, ctx: Context, case: int = 0) -> ProfileResult:
+        """Nsight Compute metrics and rule messages for one call of the task (L2 evidence), with the findings
+        they support. Without a GPU or ncu: available=false and the reason."""
+        path = ws.path(task)
+
+        def run() -> ProfileResult:
+            from kopt.diagnose.escalate import gpu_unavailable
+
+            why = gpu_unavailable()
+            if why:
+                return ProfileResult(available=False, reason=why)
+            from kopt.diagnose.l2 import result_findings
+            from kopt.diagnose.ncu import profile_task
+
+            result = profile_task(path, case)
+            return ProfileResult(
+                available=result.available, reason=result.reason,
+                kernels=[ProfiledKernel.model_validate({**vars(k), "rules": [vars(r) if not isinstance(r, dict) else r
+                                                                             for r in k.rules]})
+                         for k in result.kernels],
+                findings=[_finding(f) for f in result_findings(result)])
+
+        return await _step(ctx, 0, 1, f"profiling {path.name}", run)
+
+    @server.tool()
+    async def start_run(task: str, ctx: Context, note: str | None = None) -> RunModel:
+        """Open an optimization run for a task: validates the initial kernel and times it (GPU) as the baseline.
+        Then: diagnose, one hypothesis per round, record_round for every candidate."""
+        path = ws.path(task)
+
+        def check():
+            from kopt.harness.validate import validate as kopt_validate
+
+            return kopt_validate(path)
+
+        initial = await _step(ctx, 0, 2, f"validating the initial {path.name}", check)
+        if not initial.ok:
+            raise ToolError(f"{task}: the initial kernel fails validation ({initial.reason}: {initial.message}); "
+                            "fix it before optimizing")
+        why_untimed = _gpu_reason()
+        baseline: list[float | None] = [None] * len(initial.cases)
+        if why_untimed is None:
+            from kopt.harness.bench import bench as kopt_bench
+
+            timed = await _step(ctx, 1, 2, f"timing the initial {path.name}", lambda: kopt_bench(path))
+            if not timed.ok:
+                raise ToolError(f"{task}: timing the initial kernel failed ({timed.reason}: {timed.message})")
+            baseline = _case_times(timed)
+
+        def create() -> RunModel:
+            from kopt.rounds.store import RoundsStore
+
+            store = RoundsStore(ws.root / ".kopt")
+            try:
+                run = store.create_run(path, path.read_text(), {"driver": "mcp", "note": note}, baseline,
+                                       {"available": why_untimed is None, "reason": why_untimed or ""},
+                                       {"ok": initial.ok, "device": initial.device, "cases": len(initial.cases)})
+            finally:
+                store.close()
+            return RunModel.model_validate(run.to_dict())
+
+        return await _step(ctx, 2, 2, "recording the run", create)
+
+    @server.tool()
+    async def record_round(run_id: str, hypothesis: str, evidence: list[EvidenceIn], candidate: str, ctx: Context,
+                           finding_ids: list[str] | None = None, pattern_id: str | None = None,
+                           level_reached: Literal["L1", "L2", "L3", "L4"] | None = None,
+                           proposer: str = "llm:agent") -> RoundModel:
+        """Record one round: ONE hypothesis, the evidence it rests on (cited), and the candidate file that acts
+        on it. The harness validates the candidate (all cases + held-out) and times it (GPU) before the round
+        is stored; a wrong candidate is recorded as incorrect, never as a win."""
+        cand = ws.path(candidate)
+        if not evidence:
+            raise ToolError("a round needs evidence: cite at least one observation (level, source, summary)")
+        from kopt.diagnose.findings import FINDING_IDS
+
+        unknown = [f for f in finding_ids or [] if f not in FINDING_IDS]
+        if unknown:
+            raise ToolError(f"unknown finding id(s) {', '.join(unknown)}; known: {', '.join(sorted(FINDING_IDS))}")
+
+        def open_run():
+            from kopt.rounds.store import RoundsStore
+
+            store = RoundsStore(ws.root / ".kopt")
+            return store, store.run(run_id)
+
+        store, run = await _step(ctx, 0, 3, "opening the run", open_run)
+        try:
+            return await _record(ctx, store, run, cand, hypothesis, evidence, finding_ids or [], pattern_id,
+                                 level_reached, proposer)
+        finally:
+            store.close()
+
+    async def _record(ctx, store, run, cand: Path, hypothesis: str, evidence: list[EvidenceIn], finding_ids: list[str],
+                      pattern_id: str | None, level_reached: str | None, proposer: str) -> RoundModel:
+        from kopt.harness.bench import bench as kopt_bench
+        from kopt.harness.validate import validate as kopt_validate
+        from kopt.rounds.store import Round
+
+        task_path = Path(run.task_path)
+        start = time.monotonic()
+        previous = store.rounds(run.run_id)
+        artifacts = {"candidate": store.put(cand.read_text()),
+                     "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
+        checked = await _step(ctx, 1, 3, f"validating {cand.name}", lambda: kopt_validate(task_path, cand))
+        artifacts["validation"] = store.put_json(checked.to_dict())
+        times: list[float | None] = [None] * len(run.baseline)
+        speedup_initial = speedup_best = None
+        if not checked.ok:
+            outcome, message = _OUTCOME_OF_REASON.get(checked.reason or "", "crash"), checked.message
+        elif not run.timing.get("available"):
+            outcome, message = "untimed", run.timing.get("reason") or "timing unavailable"
+        else:
+            timed = await _step(ctx, 2, 3, f"timing {cand.name}", lambda: kopt_bench(task_path, cand))
+            artifacts["bench"] = store.put_json(timed.to_dict())
+            if not timed.ok:
+                outcome, message = _OUTCOME_OF_REASON.get(timed.reason or "", "crash"), timed.message
+            else:
+                times = _case_times(timed)
+                best = max((r for r in previous if r.speedup_initial), key=lambda r: r.speedup_initial, default=None)
+                speedup_initial = _geomean_ratio(run.baseline, times)
+                speedup_best = _geomean_ratio(best.case_times, times) if best else speedup_initial
+                outcome = "improved" if (speedup_best or 0) > 1.0 else "slower"
+                message = f"{speedup_initial}x vs initial, {speedup_best}x vs best"
+        key_parts = [finding_ids[0] if finding_ids else "hypothesis", pattern_id or proposer]
+        rnd = Round(run.run_id, len(previous) + 1, level_reached, hypothesis.strip(), "/".join(key_parts),
+                    finding_ids, pattern_id, proposer, artifacts["candidate"], outcome, message, times,
+                    speedup_initial, speedup_best, artifacts, [], [], round(time.monotonic() - start, 2))
+        await _step(ctx, 3, 3, f"recording round {rnd.n}", lambda: store.add_round(rnd))
+        return RoundModel.model_validate(rnd.to_dict())
+
+    @server.tool()
+    async def runs(ctx: Context, run_id: str | None = None) -> RunsResult:
+        """The workspace's optimization runs; with `run_id` (or a unique prefix), that run and its rounds."""
+        def run() -> RunsResult:
+            from kopt.rounds.store import RoundsStore
+
+            store = RoundsStore(ws.root / ".kopt")
+            try:
+                if run_id is None:
+                    return RunsResult(runs=[RunModel.model_validate(r.to_dict()) for r in store.runs()])
+                one = store.run(run_id)
+                return RunsResult(runs=[RunModel.model_validate(one.to_dict())],
+                                  rounds=[RoundModel.model_validate(r.to_dict()) for r in store.rounds(one.run_id)])
+            finally:
+                store.close()
+
+        return await _step(ctx, 0, 1, "reading the rounds store", run)
+
+    @server.tool()
+    async def synthesize(ctx: Context) -> SynthesizeResult:
+        """Turn validated rounds across operators into new or re-weighted catalog patterns (the slow pass)."""
+        try:
+            from kopt.synthesize import synthesize as kopt_synthesize
+        except ImportError as exc:
+            raise ToolError(f"synthesize is not available in this kopt build ({exc})") from exc
+        result = await _step(ctx, 0, 1, "synthesizing patterns from validated rounds",
+                             lambda: kopt_synthesize(ws.settings()), exclusive=True)
+        return SynthesizeResult(summary=result.to_dict() if hasattr(result, "to_dict") else dict(result))
+
+    return server
+
+
+def serve(workspace: Path, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the server until the client goes away. The process works inside the workspace, so caches and
+    the rounds store land under its .kopt/."""
+    import os
+
+    server = build_server(workspace)
+    os.chdir(Path(workspace).resolve())
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
