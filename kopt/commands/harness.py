@@ -95,8 +95,8 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
     result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
     if as_json:
         _emit_json(result.to_dict())
-    else:
-        table = Table(title=f"validate {candidate or task} on {result.device or '?'}")
+    elif result.cases:
+        table = Table(title=f"validate {candidate or task} on {result.device}")
         for col in ("case", "held-out", "seed", "max abs err", "max rel err", "atol/rtol", "result", "s"):
             table.add_column(col)
         for c in result.cases:
