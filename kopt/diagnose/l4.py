@@ -75,7 +75,7 @@ def notes_for(finding: Finding, notes: tuple[PassNote, ...] | list[PassNote] | N
         overlap = len(said & words(note.title + " " + note.sections.get("When it gives up", ""))) / (len(said) or 1)
         scored.append((centrality + seen + overlap, note))
     scored.sort(key=lambda t: (-t[0], t[1].pass_name))
-    return [n for _, n in scored[:MAX_NOTES]]
+    return [n for score, n in scored[:MAX_NOTES] if score >= 0.6 * scored[0][0]]
 
 
 def bullets(section: str) -> list[str]:

@@ -44,6 +44,7 @@ def render_answer(answer: Any, console: Console | None = None) -> None:
     if answer.prose:
         console.print(f"\n{answer.prose}\n", highlight=False)
     for title, items in (("Facts at the line", answer.facts), ("Findings", answer.findings_text),
+                         ("Compiler symbols (pass-note anchors)", answer.symbols),
                          ("Mechanism (pass notes)", answer.mechanism), ("Fix", answer.fix)):
         if items:
             console.print(f"[bold]{title}[/]")

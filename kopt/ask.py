@@ -1,0 +1,178 @@
+"""`kopt ask`: answer a question about a kernel (or the compiler) from evidence, with citations.
+
+With a kernel, the L3 facts for the asked line come first (what the lowered code does there and why),
+then L4 explains the relevant findings from the pass notes and the compiler source. With an LLM
+configured the answer is prose grounded only in that evidence; without one it is the evidence itself,
+structured: facts, mechanism, cited source, fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kopt.diagnose.findings import FINDING_IDS, Finding
+from kopt.errors import KoptError
+
+SYSTEM = ("You explain why a Triton GPU kernel performs as it does. Use ONLY the facts and sources given; cite "
+          "sources as [n]; say plainly when they do not answer the question. End with the concrete fix.")
+
+
+@dataclass
+class Answer:
+    question: str
+    kernel: str | None = None
+    line: int | None = None
+    facts: list[str] = field(default_factory=list)
+    findings_text: list[str] = field(default_factory=list)
+    mechanism: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)  # compiler symbols the pass notes point at (path:symbol@version)
+    prose: str | None = None
+    llm: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_kernel_arg(value: str) -> tuple[Path, int | None]:
+    """TASK[:LINE] -> (path, line)."""
+    path, sep, line = value.rpartition(":")
+    if sep and line.isdigit():
+        return Path(path), int(line)
+    return Path(value), None
+
+
+def _close(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
+
+
+def relevance(question: str, finding: Finding) -> float:
+    """Words the question shares with the finding's id and meaning (prefix match on stems), plus its confidence."""
+    from kopt.diagnose.l4 import words
+
+    asked = words(question)
+    about = words(finding.id.replace("_", " ") + " " + FINDING_IDS[finding.id])
+    return sum(1 for q in asked if any(_close(q, w) for w in about)) + finding.confidence
+
+
+def _fact_lines(facts: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for fact in facts:
+        text = fact.get("summary") or f"{fact.get('kind', 'op')}: {fact.get('source', '')}"
+        if fact.get("why"):
+            text += "; narrower than 16 B because: " + "; ".join(fact["why"])
+        if fact.get("stride_args"):
+            text += "; stride args (known divisibility): " + ", ".join(
+                f"{k}={v['divisibility']}" for k, v in fact["stride_args"].items())
+        if fact.get("pointer_args"):
+            text += "; pointer args (known divisibility): " + ", ".join(f"{k}={v}" for k, v in fact["pointer_args"].items())
+        out.append(text)
+    return out
+
+
+def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any) -> list[Finding]:
+    """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
+    from kopt.diagnose.escalate import compile_failure
+    from kopt.diagnose.l3 import attribute
+    from kopt.errors import CompileError
+    from kopt.harness.compile import compile_task
+    from kopt.task import load_task
+
+    task = load_task(path)
+    try:
+        report = attribute(compile_task(task, target=settings.target, trajectory=True), task.path)
+    except CompileError as exc:
+        return [compile_failure(exc)]
+    if line is None and report.findings:
+        line = report.findings[0].kernel_lines[0] if report.findings[0].kernel_lines else None
+    answer.line = line
+    facts = report.facts_at(line, str(task.path)) if line else []
+    answer.facts = _fact_lines(facts)
+    if line and not facts:
+        lines = sorted({int(k.rpartition(":")[2]) for k in report.lines})
+        answer.notes.append(f"no load, store, dot or loop fact at line {line}; lines with facts: {lines}")
+    here = [f for f in report.findings if line in f.kernel_lines] or report.findings
+    return sorted(here, key=lambda f: -relevance(answer.question, f))
+
+
+def _cite(evidence, seen: set[str]) -> list[dict[str, Any]]:
+    out = []
+    for e in evidence:
+        if e.source == "compiler_source" and e.location and e.location not in seen:
+            seen.add(e.location)
+            out.append({"cite": e.location, "symbol": e.data.get("symbol"), "corpus": e.data.get("corpus"),
+                        "why": e.summary, "excerpt": e.data.get("excerpt", "")})
+    return out
+
+
+def ask(question: str, *, kernel: str | Path | None = None, line: int | None = None, settings: Any = None,
+        index: Any = None, llm: Any = None) -> Answer:
+    """Answer from evidence; `llm` None means the structured offline answer."""
+    from kopt.config import load_settings
+    from kopt.diagnose.escalate import _open_index, catalog_patterns
+    from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
+    from kopt.patterns import load_patterns
+
+    if not question.strip():
+        raise KoptError("empty question")
+    settings = settings or load_settings()
+    if index is None:
+        index, problem = _open_index(settings)
+        if problem:
+            answer_note = problem
+    answer = Answer(question, str(kernel) if kernel else None, line)
+    if index is None:
+        answer.notes.append(answer_note)
+    corpus, stale = compiler_corpus(index)
+    if stale:
+        answer.notes.append(stale)
+    findings = _kernel_evidence(answer, Path(kernel), line, settings) if kernel else []
+    catalog = {p.id: p for p in load_patterns()}
+    seen: set[str] = set()
+    for f in findings[:2]:
+        answer.findings_text.append(f"{f.id} ({f.confidence:.2f}): {f.message}")
+        deep = escalate_l4(f, index, settings) if f.id != "compile_failure" else f
+        answer.mechanism += [m for m in mechanism_of(deep) if m not in answer.mechanism]
+        answer.fix += [c for c in deep.conditions if c not in answer.fix]
+        answer.citations += _cite(deep.evidence, seen)
+        for pid in f.patterns or catalog_patterns(f.id, set(), list(catalog.values())):
+            if pid in catalog and f"pattern {pid}: {catalog[pid].title}" not in answer.fix:
+                answer.fix.append(f"pattern {pid}: {catalog[pid].title}")
+        for note in notes_for(f)[:1]:
+            answer.symbols += [s for a in note.anchors[:4]
+                               if (s := f"{a['path']}:{a['symbol']}@{note.version}") not in answer.symbols]
+    if corpus:
+        query = question + " " + " ".join(FINDING_IDS[f.id] for f in findings[:2])
+        try:
+            hits = index.search(query, corpus=corpus, k=3)
+        except KoptError as exc:
+            hits, _ = [], answer.notes.append(str(exc))
+        for h in hits:
+            if h.cite() not in seen:
+                seen.add(h.cite())
+                answer.citations.append({"cite": h.cite(), "symbol": h.meta.get("symbol"), "corpus": corpus,
+                                         "why": "retrieved for the question", "excerpt": h.text[:400]})
+    if llm is not None:
+        from kopt.llm import complete
+
+        answer.prose = complete(llm, SYSTEM, _prompt(answer))
+        answer.llm = getattr(llm, "model", type(llm).__name__)
+    return answer
+
+
+def _prompt(answer: Answer) -> str:
+    parts = [f"Question: {answer.question}"]
+    if answer.kernel:
+        parts.append(f"Kernel: {answer.kernel} line {answer.line}")
+    for title, items in (("Facts from the compiled kernel", answer.facts), ("Findings", answer.findings_text),
+                         ("Mechanism (pass notes)", answer.mechanism), ("Conditions for a fix", answer.fix)):
+        if items:
+            parts.append(title + ":\n" + "\n".join(f"- {i}" for i in items))
+    if answer.citations:
+        parts.append("Sources:\n" + "\n".join(f"[{i}] {c['cite']} {c.get('symbol') or ''}\n{c.get('excerpt', '')[:600]}"
+                                               for i, c in enumerate(answer.citations, 1)))
+    return "\n\n".join(parts)

@@ -1,0 +1,31 @@
+"""`kopt ask "QUESTION" [--kernel TASK[:LINE]]`: an answer from evidence, with citations."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--kernel", help="A task file, optionally with a source line: TASK[:LINE].")
+@click.option("--target", help="Compile target, e.g. sm_90 (default: settings.target, else sm_90).")
+@click.option("--offline", is_flag=True, help="Ignore a configured LLM; give the structured evidence answer.")
+@click.option("--json", "as_json", is_flag=True)
+def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool, as_json: bool) -> None:
+    """Ask why: with --kernel, the lowered code's facts at that line come first, then the compiler's reasons."""
+    from kopt.ask import ask, parse_kernel_arg
+    from kopt.config import load_settings
+    from kopt.llm import make_llm
+
+    settings = load_settings(target=target)
+    path, line = parse_kernel_arg(kernel) if kernel else (None, None)
+    llm = None if offline else make_llm(settings)
+    answer = ask(question, kernel=path, line=line, settings=settings, llm=llm)
+    if as_json:
+        from kopt.cli import emit_json
+
+        emit_json(answer.to_dict())
+        return
+    from kopt.diagnose.report import render_answer
+
+    render_answer(answer)
