@@ -1,0 +1,303 @@
+"""Campaign accounting: turn the rounds store's runs into the paper's figures, and write them as
+Markdown tables plus SVG plots.
+
+Per operator the speedup is the geomean over its cases of initial time / best time (the best
+validated, timed round; 1.0 when no round improved). Over operators: geomean, median, how many
+passed 2x and 5x, the median best-round index, how many best rounds and trajectories reached each
+evidence level, final vs torch eager and torch.compile, fraction of roofline, rounds and wall time.
+Runs whose kernels could not be timed (no GPU) are counted, never given a made-up speedup.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import asdict, dataclass
+from html import escape
+from typing import Any, Iterable
+
+from kopt.diagnose.findings import LEVELS
+
+POLICIES = ("progressive", "profile-only", "always-deep")
+
+
+@dataclass
+class OperatorResult:
+    op: str
+    family: str
+    policy: str
+    run_id: str
+    status: str
+    cases: int
+    timed: bool
+    speedup: float | None  # geomean over cases of initial / best; None when untimed
+    best_round: int | None  # n of the best round; 0 when no round beat the initial kernel
+    best_level: str | None  # the evidence level the best round reached
+    deepest_level: str | None  # the deepest level any round of the trajectory reached
+    rounds: int
+    wall_s: float
+    rounds_to_90: int | None  # first round whose best-so-far reached 90% of the final gain
+    initial_vs_eager: float | None  # > 1: the initial kernel beats torch eager
+    vs_eager: float | None  # final kernel vs torch eager (geomean over cases)
+    vs_compile: float | None  # final kernel vs torch.compile
+    roofline: float | None  # median over cases of the final kernel's fraction of its roofline
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def geomean(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+def _ratio(num: list | None, den: list | None) -> float | None:
+    """Geomean over cases of num/den; None unless every case has both."""
+    if not num or not den or len(num) != len(den) or any(v is None or v <= 0 for v in list(num) + list(den)):
+        return None
+    return geomean(a / b for a, b in zip(num, den))
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str | None = None) -> OperatorResult:
+    """The accounting of one run (a store Run and its Rounds)."""
+    base = list(run.baseline or [])
+    timed = bool(base) and all(t is not None and t > 0 for t in base)
+    best, best_speedup, trail = None, 1.0, []
+    for rnd in rounds:
+        s = _ratio(base, rnd.case_times) if timed and rnd.outcome == "improved" else None
+        if s is not None and s > best_speedup:
+            best, best_speedup = rnd, s
+        trail.append((rnd.n, best_speedup))
+    final_times = list(best.case_times) if best else base
+    refs = (run.options or {}).get("references") or {}
+    eager, compiled = refs.get("eager_ms"), refs.get("compile_ms")
+    initial_roof = (run.timing or {}).get("roofline") or []
+    roofline = None
+    if timed and len(initial_roof) == len(base) and all(f is not None for f in initial_roof):
+        roofline = _median(f * b / t for f, b, t in zip(initial_roof, base, final_times))
+    levels = [r.level_reached for r in rounds if r.level_reached in LEVELS]
+    rounds_to_90 = None
+    if timed:
+        goal = 1 + 0.9 * (best_speedup - 1)
+        rounds_to_90 = next((n for n, s in trail if s >= goal - 1e-12), 0) if best else 0
+    return OperatorResult(
+        op=_op_name(run), family=family, policy=policy or (run.options or {}).get("policy", "progressive"),
+        run_id=run.run_id, status=run.status, cases=len(base), timed=timed,
+        speedup=best_speedup if timed else None, best_round=(best.n if best else 0) if timed else None,
+        best_level=best.level_reached if best else None,
+        deepest_level=max(levels, key=LEVELS.index) if levels else None,
+        rounds=len(rounds), wall_s=round(sum(r.seconds for r in rounds), 1), rounds_to_90=rounds_to_90,
+        initial_vs_eager=_ratio(eager, base) if timed else None,
+        vs_eager=_ratio(eager, final_times) if timed else None,
+        vs_compile=_ratio(compiled, final_times) if timed else None,
+        roofline=roofline,
+    )
+
+
+def _op_name(run: Any) -> str:
+    return (run.options or {}).get("op") or run.task_path.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def summarize(results: list[OperatorResult]) -> dict[str, Any]:
+    """The campaign's figures over operators (only timed ones carry speedups)."""
+    timed = [r for r in results if r.timed]
+    speedups = [r.speedup for r in timed]
+    improved = [r for r in timed if r.best_round]
+    return {
+        "operators": len(results),
+        "timed": len(timed),
+        "untimed": [r.op for r in results if not r.timed],
+        "unfinished": [r.op for r in results if r.status not in ("done", "stopped")],
+        "geomean_speedup": geomean(speedups),
+        "median_speedup": _median(speedups),
+        "over_2x": sum(s > 2 for s in speedups),
+        "over_5x": sum(s > 5 for s in speedups),
+        "improved": len(improved),
+        "median_best_round": _median(r.best_round for r in improved),
+        "median_rounds_to_90": _median(r.rounds_to_90 for r in improved),
+        "best_at_l1": sum(r.best_level == "L1" for r in improved),
+        "best_levels": {lvl: sum(r.best_level == lvl for r in improved) for lvl in LEVELS},
+        "trajectory_levels": {lvl: sum(r.deepest_level == lvl for r in results) for lvl in LEVELS},
+        "geomean_initial_vs_eager": geomean(r.initial_vs_eager for r in timed),
+        "geomean_vs_eager": geomean(r.vs_eager for r in timed),
+        "geomean_vs_compile": geomean(r.vs_compile for r in timed),
+        "median_roofline": _median(r.roofline for r in timed),
+        "rounds": sum(r.rounds for r in results),
+        "wall_s": round(sum(r.wall_s for r in results), 1),
+        "families": dict(Counter(r.family for r in results)),
+    }
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+def _x(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}x"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def summary_markdown(by_policy: dict[str, dict[str, Any]]) -> str:
+    """One column per policy: the paper's figures side by side (the causal-isolation comparison)."""
+    names = list(by_policy)
+    rows = [
+        ("operators (timed)", lambda s: f"{s['operators']} ({s['timed']})"),
+        ("geomean speedup vs initial", lambda s: _x(s["geomean_speedup"])),
+        ("median speedup", lambda s: _x(s["median_speedup"])),
+        ("operators > 2x", lambda s: f"{s['over_2x']}/{s['timed']}"),
+        ("operators > 5x", lambda s: f"{s['over_5x']}/{s['timed']}"),
+        ("median best-round index", lambda s: _num(s["median_best_round"])),
+        ("median rounds to 90% of final gain", lambda s: _num(s["median_rounds_to_90"])),
+        ("best rounds found at L1", lambda s: f"{s['best_at_l1']}/{s['improved']}"),
+        ("best rounds reaching L1/L2/L3/L4", lambda s: "/".join(str(s["best_levels"][lv]) for lv in LEVELS)),
+        ("trajectories reaching L1/L2/L3/L4", lambda s: "/".join(str(s["trajectory_levels"][lv]) for lv in LEVELS)),
+        ("initial vs torch eager (geomean)", lambda s: _x(s["geomean_initial_vs_eager"])),
+        ("final vs torch eager (geomean)", lambda s: _x(s["geomean_vs_eager"])),
+        ("final vs torch.compile (geomean)", lambda s: _x(s["geomean_vs_compile"])),
+        ("median fraction of roofline", lambda s: _pct(s["median_roofline"])),
+        ("rounds / wall time", lambda s: f"{s['rounds']} / {s['wall_s'] / 60:.1f} min"),
+    ]
+    return _table(["figure", *names], [[label, *(fmt(by_policy[p]) for p in names)] for label, fmt in rows])
+
+
+def operators_markdown(results: list[OperatorResult]) -> str:
+    rows = [[r.op, r.family, r.policy, _x(r.speedup), _num(r.best_round), r.best_level or "-",
+             r.deepest_level or "-", str(r.rounds), _x(r.initial_vs_eager), _x(r.vs_eager), _x(r.vs_compile),
+             _pct(r.roofline), f"{r.wall_s:.0f}s", r.status]
+            for r in sorted(results, key=lambda r: (r.policy, r.family, r.op))]
+    return _table(["operator", "family", "policy", "speedup", "best round", "best at", "deepest", "rounds",
+                   "initial/eager", "final/eager", "final/compile", "roofline", "wall", "status"], rows)
+
+
+def shortfalls_markdown(results: list[OperatorResult], reasons: dict[str, str]) -> str:
+    """Operators below the targets (2x over initial, 1.0x vs torch.compile, 70% roofline), with why."""
+    rows = []
+    for r in sorted(results, key=lambda r: (r.speedup or 0)):
+        misses = []
+        if r.speedup is not None and r.speedup < 2:
+            misses.append(f"speedup {_x(r.speedup)}")
+        if r.vs_compile is not None and r.vs_compile < 1:
+            misses.append(f"{_x(r.vs_compile)} of torch.compile")
+        if r.roofline is not None and r.roofline < 0.7:
+            misses.append(f"{_pct(r.roofline)} of roofline")
+        if misses:
+            rows.append([r.op, r.policy, "; ".join(misses), reasons.get(r.run_id, "-")])
+    return _table(["operator", "policy", "short by", "why (from the rounds)"], rows) if rows else "None."
+
+
+# --- SVG plots ---------------------------------------------------------------------------------
+
+def bars_svg(title: str, labels: list[str], values: list[float], *, log: bool = False, unit: str = "x",
+             width: int = 720) -> str:
+    """Horizontal bars, one per label; log scale puts 1x at the origin (speedups)."""
+    row, left, right = 16, 150, 70
+    height = 30 + row * len(labels) + 10
+    scale = [math.log2(max(v, 1e-9)) if log else v for v in values]
+    lo, hi = min([0.0, *scale]), max([1e-9, *scale])
+    span = (width - left - right) / (hi - lo)
+    zero = left + (0 - lo) * span
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             f'font-size="11"><text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{escape(title)}</text>',
+             f'<line x1="{zero:.1f}" y1="24" x2="{zero:.1f}" y2="{height - 6}" stroke="#888"/>']
+    for i, (label, value, s) in enumerate(zip(labels, values, scale)):
+        y = 26 + i * row
+        x0, x1 = sorted((zero, zero + s * span))
+        color = "#2b7bb9" if s >= 0 else "#c0392b"
+        parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{escape(label)}</text>'
+                     f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 0.5):.1f}" height="{row - 4}" fill="{color}"/>'
+                     f'<text x="{x1 + 4:.1f}" y="{y + 11}">{value:.2f}{unit}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram_svg(title: str, values: list[float], edges: list[float]) -> str:
+    """Counts of values per [edge_i, edge_i+1) bin, as bars (the speedup distribution)."""
+    counts = [sum(lo <= v < hi for v in values) for lo, hi in zip(edges, edges[1:])]
+    labels = [f"{lo:g}-{hi:g}x" if hi != math.inf else f">= {lo:g}x" for lo, hi in zip(edges, edges[1:])]
+    return bars_svg(title, labels, [float(c) for c in counts], unit="")
+
+
+def stacked_levels_svg(title: str, by_policy: dict[str, dict[str, int]], width: int = 720) -> str:
+    """One bar per policy split by evidence level (how deep the best rounds / trajectories went)."""
+    colors = {"L1": "#7fb77e", "L2": "#f2c14e", "L3": "#f78154", "L4": "#5d2e8c"}
+    row, left = 22, 150
+    height = 50 + row * len(by_policy)
+    total = max([sum(v.values()) for v in by_policy.values()] + [1])
+    span = (width - left - 20) / total
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             f'font-size="11"><text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{escape(title)}</text>']
+    for i, (name, counts) in enumerate(by_policy.items()):
+        y, x = 26 + i * row, float(left)
+        parts.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{escape(name)}</text>')
+        for lvl in LEVELS:
+            w = counts.get(lvl, 0) * span
+            if w:
+                parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 4}" fill="{colors[lvl]}"/>'
+                             f'<text x="{x + w / 2:.1f}" y="{y + 13}" text-anchor="middle" fill="#fff">'
+                             f'{lvl}:{counts[lvl]}</text>')
+                x += w
+    legend_y = height - 10
+    for j, lvl in enumerate(LEVELS):
+        parts.append(f'<rect x="{left + j * 60}" y="{legend_y - 9}" width="10" height="10" fill="{colors[lvl]}"/>'
+                     f'<text x="{left + j * 60 + 14}" y="{legend_y}">{lvl}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+SPEEDUP_BINS = [0, 1.1, 1.5, 2, 3, 5, 10, math.inf]
+
+
+def plots(results: list[OperatorResult], summaries: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """File name -> SVG text: speedup distribution and per-operator bars per policy, evidence depth."""
+    out = {}
+    for policy in summaries:
+        mine = sorted((r for r in results if r.policy == policy and r.timed), key=lambda r: -r.speedup)
+        if not mine:
+            continue
+        out[f"speedup-distribution-{policy}.svg"] = histogram_svg(
+            f"Speedup over the initial kernel ({policy}): operators per bin", [r.speedup for r in mine], SPEEDUP_BINS)
+        out[f"speedup-per-operator-{policy}.svg"] = bars_svg(
+            f"Speedup over the initial kernel per operator ({policy}, log scale)",
+            [r.op for r in mine], [r.speedup for r in mine], log=True)
+    out["evidence-depth-best-rounds.svg"] = stacked_levels_svg(
+        "Evidence level of the best round, per policy", {p: s["best_levels"] for p, s in summaries.items()})
+    out["evidence-depth-trajectories.svg"] = stacked_levels_svg(
+        "Deepest evidence level of each trajectory, per policy", {p: s["trajectory_levels"] for p, s in summaries.items()})
+    return out
+
+
+def report_markdown(results: list[OperatorResult], env: dict[str, Any], title: str, plot_dir: str | None,
+                    reasons: dict[str, str] | None = None) -> str:
+    """The RESULTS.md section: environment line, policy comparison, per-operator table, shortfalls, plots."""
+    policies = [p for p in POLICIES if any(r.policy == p for r in results)]
+    policies += sorted({r.policy for r in results} - set(policies))
+    summaries = {p: summarize([r for r in results if r.policy == p]) for p in policies}
+    env_line = ", ".join(f"{k} {v}" for k, v in env.items() if v)
+    parts = [f"## {title}", "", f"Measured: {env_line}.", "",
+             "Speedup is per operator the geomean over its cases of initial time / best time; "
+             "'rounds to 90%' counts rounds until the best-so-far reached 90% of the final gain.", "",
+             summary_markdown(summaries), "", "### Per operator", "", operators_markdown(results), "",
+             "### Short of target (2x over initial, 1.0x vs torch.compile, 70% of roofline)", "",
+             shortfalls_markdown(results, reasons or {}), ""]
+    if plot_dir:
+        parts += ["### Plots", ""]
+        parts += [f"![{name}]({plot_dir}/{name})" for name in plots(results, summaries)]
+        parts.append("")
+    return "\n".join(parts)

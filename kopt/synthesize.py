@@ -1,0 +1,351 @@
+"""Retrospective synthesis: validated rounds across runs become patterns, so L1 gets better over time.
+
+Every round is keyed by what made it work: the finding it acted on, the kind of change (the recipe,
+or for an LLM candidate a classification of its source diff against its parent), and the operator's
+family. A round that used a known pattern counts toward that pattern's stats (tries, wins, speedups,
+families; failures lower its win rate). Two or more wins with the same finding and kind of change that
+no pattern covers become a new pattern, with the rounds as provenance; one pattern per (finding, kind)
+collects every family, and a new one that duplicates a known pattern (same finding, same recipe) is
+merged into it. Curated files are never written: their stats go to an overlay copy in the output
+directory. A ledger (synthesis.json) there remembers counted rounds, so running it twice counts once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kopt.diagnose.findings import FINDING_IDS
+from kopt.errors import KoptError
+from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
+
+FAILURES = ("compile_error", "incorrect", "timeout", "crash", "slower")
+MIN_WINS = 2
+LEDGER = "synthesis.json"
+OVERLAY_MARK = "# kopt synthesize: stats overlay"
+
+# Kinds of change an LLM candidate makes, what each means, and the catalog family it belongs to.
+CHANGE_KINDS: dict[str, tuple[str, str]] = {
+    "hint_added": ("compiler hints added (tl.multiple_of, max_contiguous, eviction/cache hints)", "memory_access"),
+    "autotune_added": ("@triton.autotune over configs added", "launch_config"),
+    "launch_config_changed": ("num_warps / num_stages changed", "launch_config"),
+    "block_shape_changed": ("block / tile shape constants changed", "tiling"),
+    "loop_restructured": ("loops added, removed or re-bounded", "loop"),
+    "fused": ("fewer kernels or launches: work fused", "fusion"),
+    "precision_changed": ("dtypes or dot precision changed", "tensor_cores"),
+    "rewritten": ("other source changes", "memory_access"),
+}
+RECIPE_FAMILY = {
+    "launch_config_search": "launch_config", "autotune": "launch_config", "num_stages_search": "pipelining",
+    "alignment_hints": "memory_access", "contiguous_reorder": "memory_access", "dot_precision": "tensor_cores",
+    "grouped_order": "cache", "eviction_policy": "cache", "persistent_grid": "persistent",
+    "hoist_invariant": "loop", "split_block": "registers", "int32_indexing": "indexing",
+}
+# An LLM change of this kind does what this recipe does: a pattern with the recipe covers it.
+KIND_RECIPE = {"hint_added": "alignment_hints", "autotune_added": "autotune",
+               "launch_config_changed": "launch_config_search", "block_shape_changed": "launch_config_search",
+               "precision_changed": "dot_precision"}
+
+_FEATURES = {
+    "hints": r"tl\.(multiple_of|max_contiguous|assume)\b|eviction_policy\s*=|cache_modifier\s*=",
+    "autotune": r"@triton\.autotune\b",
+    "kernels": r"@triton\.jit\b",
+    "launches": r"\w+\[\s*\(?[^\]]*\]\s*\(",
+    "loops": r"^\s*(for|while)\b",
+    "ranges": r"\b(tl\.range|tl\.static_range|range)\([^)]*\)",
+    "precision": r"\b(tl\.)?(float16|bfloat16|float32|float8\w*|fp16|bf16|fp32|tf32\w*)\b|input_precision\s*=|allow_tf32",
+    "config": r"\bnum_(warps|stages)\s*=\s*\d+",
+    "blocks": r"\b[A-Z_]*BLOCK[A-Z_0-9]*\s*=\s*[^,)\n]+",
+}
+
+
+def classify_diff(old: str, new: str) -> list[str]:
+    """Kinds of change from `old` to `new` source (CHANGE_KINDS keys), most specific first."""
+    def feats(src: str) -> dict[str, list[str]]:
+        return {k: sorted(m.group(0).replace(" ", "") for m in re.finditer(rx, src, re.M)) for k, rx in _FEATURES.items()}
+
+    a, b = feats(old), feats(new)
+    kinds = []
+    if len(b["kernels"]) < len(a["kernels"]) or len(b["launches"]) < len(a["launches"]):
+        kinds.append("fused")
+    if len(b["autotune"]) > len(a["autotune"]):
+        kinds.append("autotune_added")
+    if len(b["hints"]) > len(a["hints"]):
+        kinds.append("hint_added")
+    if a["precision"] != b["precision"]:
+        kinds.append("precision_changed")
+    if a["loops"] != b["loops"] or a["ranges"] != b["ranges"]:
+        kinds.append("loop_restructured")
+    if a["blocks"] != b["blocks"]:
+        kinds.append("block_shape_changed")
+    if a["config"] != b["config"]:
+        kinds.append("launch_config_changed")
+    return kinds or ["rewritten"]
+
+
+@dataclass
+class Attempt:
+    """One round, keyed for grouping."""
+
+    ref: str  # run_id:n
+    finding: str
+    change: str  # recipe:NAME or a CHANGE_KINDS key
+    family: str  # the operator's family (evals/suite FAMILY)
+    op: str
+    win: bool
+    speedup: float | None
+    pattern_id: str | None
+    hypothesis: str
+    finding_ids: list[str]
+
+
+@dataclass
+class Action:
+    kind: str  # create | update | skip
+    pattern_id: str
+    reason: str
+    wins: int = 0
+    tries: int = 0
+    rounds: list[str] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def _family_of(source: str) -> str:
+    match = re.search(r"^FAMILY\s*=\s*[\"'](\w+)[\"']", source, re.M)
+    return match.group(1) if match else "any"
+
+
+def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attempt]:
+    """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None)."""
+    runs = [store.run(r) for r in run_ids] if run_ids else store.runs()
+    attempts = []
+    for run in runs:
+        task_source = store.get(run.task_hash)
+        family = (run.options or {}).get("family") or _family_of(task_source)
+        op = (run.options or {}).get("op") or Path(run.task_path).stem
+        parent = task_source
+        for rnd in store.rounds(run.run_id):
+            if rnd.outcome not in FAILURES and rnd.outcome != "improved":
+                continue
+            finding = (rnd.hypothesis_key or "").split("/")[0] or (rnd.finding_ids or ["unknown"])[0]
+            if rnd.proposer.startswith("recipe:"):
+                change = rnd.proposer
+            elif rnd.candidate:
+                change = classify_diff(parent, store.get(rnd.candidate))[0]
+            else:
+                continue
+            win = rnd.outcome == "improved"
+            speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
+            attempts.append(Attempt(f"{run.run_id}:{rnd.n}", finding, change, family, op, win,
+                                    speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids)))
+            if win and rnd.candidate:
+                parent = store.get(rnd.candidate)
+    return attempts
+
+
+def _covering(attempt: Attempt, catalog: dict[str, Pattern]) -> str | None:
+    """The known pattern this attempt counts toward: the one it used, else a duplicate by finding + recipe."""
+    if attempt.pattern_id in catalog:
+        return attempt.pattern_id
+    recipe = attempt.change.split(":", 1)[1] if attempt.change.startswith("recipe:") else KIND_RECIPE.get(attempt.change)
+    new_id = _new_id(attempt)
+    if new_id in catalog:
+        return new_id
+    for p in catalog.values():
+        if recipe and p.recipe_name == recipe and attempt.finding in p.finding_ids:
+            return p.id
+    return None
+
+
+def _new_id(attempt: Attempt) -> str:
+    change = attempt.change.split(":", 1)[-1]
+    return re.sub(r"[^a-z0-9_]", "_", f"{attempt.finding}_via_{change}".lower())
+
+
+def _new_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
+    first = wins[0]
+    if first.finding not in FINDING_IDS:
+        return None
+    recipe_name = first.change.split(":", 1)[1] if first.change.startswith("recipe:") else None
+    kind_text, kind_family = CHANGE_KINDS.get(first.change, (f"the {recipe_name} recipe", None))
+    families = sorted({w.family for w in wins})
+    ops = sorted({w.op for w in wins})
+    speedups = [round(w.speedup, 3) for w in wins if w.speedup]
+    shared = [f for f in first.finding_ids if f in FINDING_IDS and all(f in w.finding_ids for w in wins)]
+    hypotheses = list(dict.fromkeys(w.hypothesis for w in wins))[:4]
+    recipe: dict[str, Any] = {"name": recipe_name} if recipe_name else {}
+    recipe["guidance"] = (f"When {first.finding} ({FINDING_IDS[first.finding]}) is found, {kind_text}. "
+                          f"Validated on {', '.join(ops)}: " + " | ".join(hypotheses))
+    effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) "
+              f"over {len(speedups)} validated wins" if speedups else f"{len(wins)} validated wins")
+    return pattern_from_dict({
+        "id": pid,
+        "title": f"{FINDING_IDS[first.finding].capitalize()}: {kind_text} (synthesized)",
+        "family": RECIPE_FAMILY.get(recipe_name or "", kind_family or "memory_access"),
+        "applies_to": families,
+        "symptoms": {"findings": list(dict.fromkeys([first.finding, *shared]))},
+        "recipe": recipe,
+        "rationale": {"why": f"Synthesized from {len(wins)} validated rounds on {len(ops)} operators whose "
+                             f"evidence pointed at {first.finding}; the rounds' hypotheses say why it worked."},
+        "expected_effect": effect,
+        "provenance": {"kind": "synthesized", "rounds": [w.ref for w in wins]},
+        "stats": {"tries": tries, "wins": len(wins), "speedups": speedups, "families": families},
+    })
+
+
+def _read_ledger(out_dir: Path) -> dict[str, Any]:
+    path = out_dir / LEDGER
+    if not path.is_file():
+        return {"counted": [], "stats": {}}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise KoptError(f"{path}: unreadable synthesis ledger ({exc}); move it aside to recount every round") from exc
+
+
+def _with_stats(pattern: Pattern, extra: dict[str, Any]) -> Pattern:
+    base = pattern.stats
+    merged = pattern_from_dict({**pattern.to_dict(), "stats": {
+        "tries": base.get("tries", 0) + extra["tries"], "wins": base.get("wins", 0) + extra["wins"],
+        "speedups": list(base.get("speedups", [])) + extra["speedups"],
+        "families": sorted(set(base.get("families", [])) | set(extra["families"]))}})
+    return merged
+
+
+def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict[str, Pattern],
+         ledger: dict[str, Any]) -> tuple[list[Action], dict[str, Pattern], dict[str, Any]]:
+    """What to change: actions, the patterns to write (id -> Pattern), and the new ledger."""
+    counted = set(ledger.get("counted", []))
+    fresh = [a for a in attempts if a.ref not in counted]
+    catalog = {**curated, **synthesized}
+    stats: dict[str, dict[str, Any]] = {k: dict(v) for k, v in ledger.get("stats", {}).items()}
+    by_pattern: dict[str, list[Attempt]] = defaultdict(list)
+    uncovered: dict[str, list[Attempt]] = defaultdict(list)
+    for a in fresh:
+        pid = _covering(a, catalog)
+        (by_pattern[pid] if pid else uncovered[_new_id(a)]).append(a)
+
+    actions, writes = [], {}
+    for pid, group in sorted(uncovered.items()):
+        wins = [a for a in group if a.win]
+        pattern = _new_pattern(pid, wins, len(group)) if len(wins) >= MIN_WINS else None
+        if pattern is None:
+            why = (f"{len(wins)} validated win(s); {MIN_WINS} needed" if len(wins) < MIN_WINS
+                   else f"finding {group[0].finding!r} is not in the label set")
+            actions.append(Action("skip", pid, why, len(wins), len(group), [a.ref for a in group]))
+            continue  # not counted: these rounds can still form a pattern with later wins
+        writes[pid] = pattern
+        counted.update(a.ref for a in group)
+        actions.append(Action("create", pid, f"{len(wins)} uncovered wins with {group[0].finding} + {group[0].change}",
+                              len(wins), len(group), [a.ref for a in group], pattern.applies_to))
+    for pid, group in sorted(by_pattern.items()):
+        wins = [a for a in group if a.win]
+        extra = {"tries": len(group), "wins": len(wins), "speedups": [round(a.speedup, 3) for a in wins if a.speedup],
+                 "families": sorted({a.family for a in wins})}
+        pattern = catalog[pid]
+        if pid in synthesized:  # synthesized files carry their own stats and provenance
+            pattern = _with_stats(pattern, extra)
+            pattern.provenance["rounds"] = list(dict.fromkeys(pattern.provenance["rounds"] + [a.ref for a in wins]))
+        else:  # curated: the overlay holds curated text + every stats contribution so far
+            total = stats.setdefault(pid, {"tries": 0, "wins": 0, "speedups": [], "families": []})
+            total.update(tries=total["tries"] + extra["tries"], wins=total["wins"] + extra["wins"],
+                         speedups=total["speedups"] + extra["speedups"],
+                         families=sorted(set(total["families"]) | set(extra["families"])))
+            pattern = _with_stats(pattern, total)
+        writes[pid] = pattern
+        counted.update(a.ref for a in group)
+        actions.append(Action("update", pid, f"{len(wins)} win(s), {len(group) - len(wins)} failure(s)",
+                              len(wins), len(group), [a.ref for a in group], extra["families"]))
+    return actions, writes, {"counted": sorted(counted), "stats": stats}
+
+
+def synthesize(store: Any, out_dir: Path, *, run_ids: list[str] | None = None, curated_dirs: list[Path] | None = None,
+               dry_run: bool = False) -> list[Action]:
+    """Read rounds, plan, and (unless dry_run) write patterns + ledger into out_dir. Returns the actions."""
+    from kopt.patterns import default_pattern_dirs
+
+    out_dir = Path(out_dir)
+    dirs = [Path(d) for d in (curated_dirs if curated_dirs is not None else default_pattern_dirs())]
+    sources = [d for d in dirs if d.resolve() != out_dir.resolve()]
+    curated = {p.id: p for p in load_patterns(sources) if p.provenance["kind"] == "curated"}
+    in_out = {p.id: p for p in load_patterns([out_dir])}
+    curated.update({k: v for k, v in in_out.items() if v.provenance["kind"] == "curated" and k not in curated})
+    synthesized = {k: v for k, v in in_out.items() if v.provenance["kind"] == "synthesized"}
+    ledger = _read_ledger(out_dir)
+    actions, writes, new_ledger = plan(collect_attempts(store, run_ids), curated, synthesized, ledger)
+    for action in actions:
+        if action.kind != "skip":
+            action.path = str(out_dir / f"{action.pattern_id}.yaml")
+            if action.pattern_id in curated and _is_curated_file(out_dir / f"{action.pattern_id}.yaml"):
+                action.path = None  # the curated file itself lives here: stats stay in the ledger only
+    if dry_run:
+        return actions
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for action in actions:
+        if action.path:
+            _write(writes[action.pattern_id], Path(action.path), overlay=action.pattern_id in curated)
+    tmp = out_dir / f".{LEDGER}.tmp"
+    tmp.write_text(json.dumps(new_ledger, indent=1))
+    tmp.replace(out_dir / LEDGER)
+    return actions
+
+
+def _write(pattern: Pattern, path: Path, overlay: bool) -> None:
+    """Checked, then written atomically; an overlay of a curated pattern says it is a copy."""
+    data = pattern.to_dict()
+    check_pattern(data, path)
+    head = f"{OVERLAY_MARK} of the curated {pattern.id}; edit the curated file, not this one\n" if overlay else ""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(head + yaml.safe_dump(data, sort_keys=False, width=100, allow_unicode=True))
+    tmp.replace(path)
+
+
+def _is_curated_file(path: Path) -> bool:
+    """A file on disk whose text is curated (never rewritten); overlays we wrote say they are copies."""
+    if not path.is_file():
+        return False
+    text = path.read_text()
+    return "kind: curated" in text and not text.startswith(OVERLAY_MARK)
+
+
+def upsert_index(settings: Any, paths: list[Path]) -> str:
+    """Put written synthesized patterns into the served `patterns` collection (replacing their old points),
+    so the next L1 triage retrieves them. Returns what happened, in one line."""
+    from kopt.index.backends import open_backend
+    from kopt.index.embed import embed_text, encode
+    from kopt.index.tokenize import doc_vector
+    from kopt.ingest.enrich import Registry
+    from kopt.ingest.pipeline import chunk_file, payload, point_id
+
+    if not paths:
+        return "index: nothing to upsert"
+    backend = open_backend(settings)
+    try:
+        served = backend.read_catalog()["corpora"].get("patterns")
+        if not served or served["collection"] not in backend.names():
+            return "index: the patterns corpus is not ingested (kopt ingest patterns); files written only"
+        coll, model, points = served["collection"], served.get("model") or settings.embed_model, []
+        with backend.writer_lock():
+            for path in paths:
+                rel = f"synthesized/{path.name}"
+                chunks, _ = chunk_file(rel, path.read_bytes())
+                backend.delete(coll, [pid for pid, _ in backend.scroll(coll, {"path": rel}, payload=False)])
+                vectors = encode(model, [embed_text(c.header, c.body) for c in chunks])
+                points += [(point_id("patterns", c), vec.tolist(), doc_vector(c.text, served.get("avgdl") or 200.0),
+                            payload(c, "patterns", served["version"], Registry())) for c, vec in zip(chunks, vectors)]
+            backend.upsert(coll, points)
+            backend.flush(coll)
+    finally:
+        backend.close()
+    return f"index: upserted {len(points)} pattern point(s) into {coll}"

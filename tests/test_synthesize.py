@@ -1,0 +1,178 @@
+"""Synthesis on recorded rounds: a real rounds store (SQLite + artifacts) built here, real pattern files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kopt.patterns import load_patterns
+from kopt.rounds.store import Round, RoundsStore
+from kopt.synthesize import classify_diff, synthesize
+
+TASK = '''"""op. Family: {family}."""
+import triton
+import triton.language as tl
+
+FAMILY = "{family}"
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * n, mask=offs < n)
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+def entry(x):
+    k[(4,)](x, x, 4, BLOCK=256)
+'''
+HINTED = TASK.replace("offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+                      "offs = tl.max_contiguous(tl.multiple_of(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), BLOCK), BLOCK)")
+
+CURATED = {
+    "id": "raise_block", "title": "Raise a small block", "family": "launch_config", "applies_to": ["any"],
+    "symptoms": {"findings": ["small_block"]}, "recipe": {"name": "launch_config_search"},
+    "rationale": {"why": "bigger blocks keep more bytes in flight"}, "expected_effect": "1.5x",
+    "provenance": {"kind": "curated"}, "stats": {"tries": 4, "wins": 2, "speedups": [1.5, 2.0]},
+}
+
+
+def _run(store: RoundsStore, op: str, family: str, rounds: list[dict]) -> str:
+    run = store.create_run(Path(f"/suite/{op}.py"), TASK.format(family=family), {"op": op}, [1.0] * 5,
+                           {"available": True}, {"ok": True})
+    for n, spec in enumerate(rounds, 1):
+        source = spec.pop("source", None)
+        store.add_round(Round(
+            run_id=run.run_id, n=n, level_reached=spec.pop("level", "L1"), hypothesis=spec.pop("hyp", f"{op} try {n}"),
+            hypothesis_key=f"{spec['finding']}/{spec.get('pattern') or 'llm'}", finding_ids=[spec["finding"]],
+            pattern_id=spec.get("pattern"), proposer=spec["proposer"],
+            candidate=store.put(source.format(family=family)) if source else None, outcome=spec["outcome"],
+            case_times=[0.5] * 5 if spec["outcome"] == "improved" else [], speedup_initial=spec.get("speedup"),
+            speedup_best=spec.get("speedup"), seconds=1.0))
+    return run.run_id
+
+
+@pytest.fixture()
+def curated_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "curated"
+    d.mkdir()
+    (d / "raise_block.yaml").write_text("# hand-written, keep my comment\n" + yaml.safe_dump(CURATED, sort_keys=False))
+    return d
+
+
+@pytest.fixture()
+def store(tmp_path: Path):
+    s = RoundsStore(tmp_path / "ws" / ".kopt")
+    yield s
+    s.close()
+
+
+def _hint_win(speedup: float) -> dict:
+    return {"finding": "uncoalesced_access", "proposer": "llm:m", "outcome": "improved", "source": HINTED,
+            "speedup": speedup, "level": "L3"}
+
+
+def test_classify_diff_names_the_kind_of_change():
+    assert classify_diff(TASK, HINTED)[0] == "hint_added"
+    assert "block_shape_changed" in classify_diff(TASK, TASK.replace("BLOCK=256", "BLOCK=1024"))
+    assert "precision_changed" in classify_diff(TASK, TASK.replace("x, mask=offs < n)", "x.to(tl.float16), mask=offs < n)"))
+    assert classify_diff(TASK, TASK.replace("k[(4,)](x, x, 4, BLOCK=256)", "pass"))[0] == "fused"
+    assert "loop_restructured" in classify_diff(TASK, TASK.replace("    x = tl.load", "    for i in range(4):\n        pass\n    x = tl.load"))
+    assert classify_diff(TASK, TASK + "\n# comment\n") == ["rewritten"]
+
+
+def test_two_uncovered_wins_become_one_pattern_with_provenance(store, curated_dir, tmp_path):
+    a = _run(store, "gelu", "elementwise", [_hint_win(1.8)])
+    b = _run(store, "row_sum", "reduction", [
+        {"finding": "uncoalesced_access", "proposer": "llm:m", "outcome": "incorrect", "source": HINTED},
+        _hint_win(2.4)])
+    out = tmp_path / "user"
+    actions = synthesize(store, out, curated_dirs=[curated_dir])
+    created = [x for x in actions if x.kind == "create"]
+    assert [x.pattern_id for x in created] == ["uncoalesced_access_via_hint_added"]
+    (pattern,) = [p for p in load_patterns([out]) if p.id == "uncoalesced_access_via_hint_added"]
+    assert pattern.provenance == {"kind": "synthesized", "rounds": [f"{a}:1", f"{b}:2"]}
+    assert pattern.applies_to == ["elementwise", "reduction"]
+    assert pattern.symptoms["findings"] == ["uncoalesced_access"]
+    assert pattern.stats["wins"] == 2 and pattern.stats["tries"] == 3  # the failed attempt counts as a try
+    assert sorted(pattern.stats["speedups"]) == [1.8, 2.4]
+    assert "gelu" in pattern.recipe["guidance"] and pattern.family == "memory_access"
+
+
+def test_one_win_is_not_enough_until_a_second_arrives(store, curated_dir, tmp_path):
+    out = tmp_path / "user"
+    _run(store, "gelu", "elementwise", [_hint_win(1.5)])
+    (skip,) = synthesize(store, out, curated_dirs=[curated_dir])
+    assert skip.kind == "skip" and "2 needed" in skip.reason
+    assert not list(out.glob("*.yaml"))
+    _run(store, "silu", "elementwise", [_hint_win(1.6)])
+    (create,) = synthesize(store, out, curated_dirs=[curated_dir])
+    assert create.kind == "create" and len(create.rounds) == 2
+    assert load_patterns([out])[0].applies_to == ["elementwise"]  # same family twice: one entry
+
+
+def test_covered_wins_and_failures_update_curated_stats_in_an_overlay(store, curated_dir, tmp_path):
+    before = (curated_dir / "raise_block.yaml").read_bytes()
+    _run(store, "gelu", "elementwise", [
+        {"finding": "small_block", "proposer": "recipe:launch_config_search", "pattern": "raise_block",
+         "outcome": "improved", "speedup": 3.0},
+        {"finding": "small_block", "proposer": "recipe:launch_config_search", "pattern": "raise_block",
+         "outcome": "slower"}])
+    # no pattern named, same finding + same recipe: a near-duplicate of raise_block, merged into it
+    _run(store, "softmax", "softmax", [{"finding": "small_block", "proposer": "recipe:launch_config_search",
+                                        "outcome": "compile_error"}])
+    out = tmp_path / "user"
+    (update,) = synthesize(store, out, curated_dirs=[curated_dir])
+    assert update.kind == "update" and update.pattern_id == "raise_block" and update.tries == 3
+    assert (curated_dir / "raise_block.yaml").read_bytes() == before  # curated text never rewritten
+    merged = {p.id: p for p in load_patterns([curated_dir, out])}["raise_block"]
+    assert merged.stats["tries"] == 7 and merged.stats["wins"] == 3 and merged.stats["speedups"] == [1.5, 2.0, 3.0]
+    assert merged.stats["families"] == ["elementwise"]
+    assert merged.title == CURATED["title"] and merged.provenance["kind"] == "curated"
+    assert merged.win_rate < (2 + 1) / (4 + 2) + 0.1 and merged.win_rate == pytest.approx(4 / 9)
+
+    # a second synthesis counts nothing twice; a new failure lowers the win rate further
+    assert synthesize(store, out, curated_dirs=[curated_dir]) == []
+    _run(store, "rmsnorm", "norm", [{"finding": "small_block", "proposer": "recipe:launch_config_search",
+                                     "pattern": "raise_block", "outcome": "timeout"}])
+    synthesize(store, out, curated_dirs=[curated_dir])
+    again = {p.id: p for p in load_patterns([curated_dir, out])}["raise_block"]
+    assert again.stats["tries"] == 8 and again.stats["wins"] == 3 and again.win_rate < merged.win_rate
+
+
+def test_later_wins_update_the_synthesized_pattern(store, curated_dir, tmp_path):
+    out = tmp_path / "user"
+    _run(store, "gelu", "elementwise", [_hint_win(1.5)])
+    _run(store, "silu", "elementwise", [_hint_win(1.7)])
+    synthesize(store, out, curated_dirs=[curated_dir])
+    c = _run(store, "col_sum", "reduction", [_hint_win(2.0)])
+    (update,) = synthesize(store, out, curated_dirs=[curated_dir])
+    assert update.kind == "update" and update.pattern_id == "uncoalesced_access_via_hint_added"
+    (p,) = load_patterns([out])
+    assert p.stats["wins"] == 3 and p.applies_to == ["elementwise"] and p.stats["families"] == ["elementwise", "reduction"]
+    assert f"{c}:1" in p.provenance["rounds"]
+
+
+def test_cli_dry_run_writes_nothing_then_writes(store, curated_dir, tmp_path):
+    _run(store, "gelu", "elementwise", [_hint_win(1.5)])
+    _run(store, "silu", "elementwise", [_hint_win(1.7)])
+    out = tmp_path / "user"
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home")}
+    cmd = [sys.executable, "-m", "kopt.cli", "synthesize", "--store", str(store.root), "--out", str(out), "--json"]
+    dry = subprocess.run(cmd + ["--dry-run"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout)
+    assert report["dry_run"] and any(a["kind"] == "create" for a in report["actions"])
+    assert not out.exists()
+    done = subprocess.run(cmd + ["--no-index"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (out / "uncoalesced_access_via_hint_added.yaml").is_file() and (out / "synthesis.json").is_file()
+    bad = subprocess.run([sys.executable, "-m", "kopt.cli", "synthesize", "--store", str(tmp_path / "nowhere")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert bad.returncode == 1 and "no rounds store" in bad.stderr and "Traceback" not in bad.stderr
