@@ -176,3 +176,33 @@ def test_cli_dry_run_writes_nothing_then_writes(store, curated_dir, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "kopt.cli", "synthesize", "--store", str(tmp_path / "nowhere")],
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert bad.returncode == 1 and "no rounds store" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_synthesized_pattern_is_upserted_into_the_patterns_collection(store, curated_dir, tmp_path, monkeypatch):
+    """Real Qdrant Edge index with the real patterns corpus: after synthesis, L1's retrieval finds the new pattern,
+    and a second synthesis replaces its point instead of adding a duplicate."""
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from kopt.config import load_settings
+    from kopt.index import open_index
+    from kopt.ingest.pipeline import ingest_corpus
+    from kopt.synthesize import upsert_index
+
+    settings = load_settings(tmp_path)
+    ingest_corpus("patterns", settings, progress=False)
+    _run(store, "gelu", "elementwise", [_hint_win(1.5)])
+    _run(store, "silu", "elementwise", [_hint_win(1.7)])
+    out = tmp_path / "home" / "patterns"
+    synthesize(store, out, curated_dirs=[curated_dir])
+    path = out / "uncoalesced_access_via_hint_added.yaml"
+    assert "upserted 1" in upsert_index(settings, [path])
+    _run(store, "relu", "elementwise", [_hint_win(1.9)])
+    synthesize(store, out, curated_dirs=[curated_dir])
+    upsert_index(settings, [path])
+    index = open_index(load_settings(tmp_path))
+    try:
+        hits = index.search("uncoalesced access fixed by multiple_of max_contiguous hints", corpus="patterns", k=10)
+        mine = [h for h in hits if h.meta.get("path") == "synthesized/uncoalesced_access_via_hint_added.yaml"]
+        assert len(mine) == 1 and "relu" in mine[0].text
+    finally:
+        index.close()
