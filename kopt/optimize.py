@@ -1,0 +1,465 @@
+"""The optimization loop: diagnose -> propose one candidate -> validate (every case and the held-out
+shapes) -> time -> record, as auditable, resumable rounds.
+
+Each round diagnoses the current best kernel (escalate.diagnose stops at the cheapest level with a
+grounded hypothesis, and is told which hypotheses already failed), takes the first untried
+(finding, pattern) pair whose recipe applies (or asks the LLM), and commits the round to the store.
+It stops on the round or time budget, when nothing is left to try, or within 10% of the roofline.
+
+Without a GPU nothing can be timed: candidates are still proposed and validated through the
+interpreter, and the round's outcome is `untimed` (validated, speed unknown), never a win.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kopt.diagnose.findings import Finding
+from kopt.errors import KoptError
+from kopt.rounds.store import Round, RoundsStore, Run
+
+ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
+MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
+SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}
+VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
+                         "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash"}
+Event = Callable[[str, dict[str, Any]], None]
+# --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
+# progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
+POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"}
+
+
+@dataclass
+class Hypothesis:
+    finding: Finding
+    pattern_id: str | None
+    recipe: str | None  # None: the LLM proposes
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.finding.id}/{self.pattern_id if self.recipe else 'llm'}"
+
+
+@dataclass
+class Candidate:
+    source: str
+    label: str
+    proposer: str
+    summary: str
+    transcript: str | None = None
+
+
+@dataclass
+class Outcome:
+    outcome: str
+    message: str | None
+    times: list[float | None]
+    roofline: list[float | None]
+    trials: list[dict[str, Any]]  # every variant tried: label, validation, times
+    source: str | None
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def speedup(base: list[float | None], new: list[float | None]) -> float | None:
+    return geomean([b / n for b, n in zip(base, new) if b and n])
+
+
+def timing_available() -> tuple[bool, str]:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return True, f"CUDA: {torch.cuda.get_device_name()}"
+        return False, "no CUDA GPU: candidates are validated through the Triton interpreter and recorded untimed"
+    except ImportError:
+        return False, "torch is not installed"
+
+
+class Optimizer:
+    """One run of the loop over a task; `run()` goes until a stop condition and returns the summary."""
+
+    def __init__(self, task_path: Path, settings: Any, store: RoundsStore, run: Run, on_event: Event | None = None,
+                 out: Path | None = None):
+        from kopt.patterns import load_patterns
+
+        self.task_path, self.settings, self.store, self.run_row = task_path, settings, store, run
+        self.emit = on_event or (lambda kind, data: None)
+        self.out = out
+        self.catalog = {p.id: p for p in load_patterns()}
+        self.timed, self.timing_reason = run.timing["available"], run.timing["reason"]
+        self.initial_source = store.get(run.task_hash)
+        self.work = store.root / "work" / run.run_id
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.index: Any = None
+        self.llm: Any = None
+
+    # --- state from the store ------------------------------------------------------------------
+
+    def state(self) -> tuple[list[Round], Round | None]:
+        rounds = self.store.rounds(self.run_row.run_id)
+        wins = [r for r in rounds if r.outcome == "improved"]
+        return rounds, max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
+
+    def best_source(self, best: Round | None) -> str:
+        return self.store.get(best.candidate) if best else self.initial_source
+
+    def best_times(self, best: Round | None) -> list[float | None]:
+        return best.case_times if best else self.run_row.baseline
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        opts = self.run_row.options
+        started = time.monotonic()
+        spent_before = sum(r.seconds for r in self.store.rounds(self.run_row.run_id))
+        self.emit("run", {"run": self.run_row.to_dict()})
+        stop = None
+        while stop is None:
+            rounds, best = self.state()
+            n = len(rounds) + 1
+            spent = spent_before + time.monotonic() - started
+            stop = self.budget_stop(n, spent, opts, best)
+            if stop:
+                break
+            stop = self.one_round(n, rounds, best)
+        self.store.set_status(self.run_row.run_id, "done", stop)
+        rounds, best = self.state()
+        written = self.write_best(best, rounds) if best else None
+        summary = {"run_id": self.run_row.run_id, "task": str(self.task_path), "stop_reason": stop,
+                   "timing": self.run_row.timing, "rounds": [r.to_dict() for r in rounds],
+                   "best_round": best.n if best else None, "speedup": best.speedup_initial if best else None,
+                   "out": str(written) if written else None}
+        self.emit("stop", summary)
+        return summary
+
+    def budget_stop(self, n: int, spent: float, opts: dict[str, Any], best: Round | None) -> str | None:
+        if n > opts["rounds"]:
+            return f"round budget spent ({opts['rounds']} rounds)"
+        if opts.get("minutes") is not None and spent >= opts["minutes"] * 60:
+            return f"time budget spent ({opts['minutes']:g} min)"
+        roofline = geomean([x for x in (best.roofline if best else self.run_row.timing["roofline"]) if x])
+        if roofline is not None and roofline >= ROOFLINE_STOP:
+            return f"within {100 * (1 - ROOFLINE_STOP):.0f}% of the roofline ({100 * roofline:.0f}% of the bound)"
+        return None
+
+    def one_round(self, n: int, rounds: list[Round], best: Round | None) -> str | None:
+        """Run round n; returns a stop reason when there is nothing left to try."""
+        from kopt.diagnose.escalate import diagnose
+
+        t0 = time.monotonic()
+        current = self.work / "current.py"
+        current.write_text(self.best_source(best))
+        tried = {r.hypothesis_key for r in rounds}
+        failed = {r.pattern_id for r in rounds if r.pattern_id} | self.exhausted(rounds)
+        self.emit("phase", {"n": n, "phase": "diagnosing"})
+        try:
+            policy = self.run_row.options.get("policy", "progressive")
+            diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed, failed=failed, settings=self.settings,
+                            index=self.index_or_none())
+            if policy == "profile-only":
+                diag.findings = [f for f in diag.findings if f.level == "L2"]
+        except KoptError as exc:
+            raise KoptError(f"round {n}: diagnosing the current kernel failed: {exc}") from exc
+        levels = [vars(lv) for lv in diag.levels]
+        reached = next((lv["level"] for lv in reversed(levels) if lv["status"] == "used"), None)
+        skipped: list[str] = []
+        self.emit("phase", {"n": n, "phase": "proposing"})
+        for hyp in self.hypotheses(diag.findings, tried):
+            candidate = self.propose(hyp, current.read_text(), rounds, diag.findings, skipped)
+            if candidate is None:
+                continue
+            same = next((r.n for r in rounds if candidate.source and r.candidate == self.store.put(candidate.source)), None)
+            if same is not None and self.proposal is not None and (len(self.proposal.variants) == 1 or not self.timed):
+                skipped.append(f"{hyp.key}: the same candidate as round {same}")
+                continue
+            evidence = {"findings": self.store.put_json(diag.to_dict())}
+            if candidate.transcript:
+                evidence["transcript"] = self.store.put(candidate.transcript)
+            if not candidate.source:
+                result = Outcome("proposer_error", candidate.summary, [], [], [], None)
+            else:
+                self.emit("phase", {"n": n, "phase": f"validating {candidate.label}"})
+                result = self.evaluate(n, candidate, best)
+            self.commit(n, hyp, candidate, result, best, evidence, levels, reached, skipped, t0)
+            return None
+        why = "; ".join(skipped[-6:])
+        return "no untried hypothesis left" + (f" (passed over: {why})" if why else "")
+
+    def exhausted(self, rounds: list[Round]) -> set[str]:
+        """Finding ids whose every catalog pattern has been tried: tell the diagnosis they failed."""
+        tried = {r.pattern_id for r in rounds if r.pattern_id}
+        out = set()
+        for fid in {f for r in rounds for f in r.finding_ids}:
+            patterns = {p.id for p in self.catalog.values() if fid in p.finding_ids}
+            if patterns and patterns <= tried:
+                out.add(fid)
+        return out
+
+    def index_or_none(self) -> Any:
+        if self.index is None:
+            try:
+                from kopt.index import open_index
+
+                self.index = open_index(self.settings)
+            except Exception:  # no index is a normal offline state; L1/L3 still work
+                self.index = False
+        return self.index or None
+
+    def hypotheses(self, findings: list[Finding], tried: set[str]) -> list[Hypothesis]:
+        """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM."""
+        from kopt.rewrite.recipes import RECIPES
+
+        mode = self.run_row.options["proposer"]
+        recipe_hyps, llm_hyps = [], []
+        for f in findings:
+            if f.id in SYMPTOMS and not f.patterns:
+                continue
+            ids = list(dict.fromkeys(f.patterns + [p.id for p in self.catalog.values() if f.id in p.finding_ids]))
+            for pid in ids:
+                pattern = self.catalog.get(pid)
+                if pattern and pattern.recipe_name in RECIPES:
+                    recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))
+            llm_hyps.append(Hypothesis(f, (f.patterns or [None])[0], None))
+        chosen = {"recipes": recipe_hyps, "llm": llm_hyps, "auto": recipe_hyps + (llm_hyps if self.llm_ready() else [])}
+        return [h for h in chosen[mode] if h.key not in tried]
+
+    def llm_ready(self) -> bool:
+        return bool(self.settings.llm_provider)
+
+    def propose(self, hyp: Hypothesis, source: str, rounds: list[Round], findings: list[Finding],
+                skipped: list[str]) -> Candidate | None:
+        from kopt.rewrite.cst import NotApplicable
+        from kopt.rewrite.recipes import Context, propose
+
+        if hyp.recipe is None:
+            return self.propose_llm(hyp, source, rounds, findings)
+        task = self.task()
+        ctx = Context(params=hyp.params, kernel_lines=hyp.finding.kernel_lines, tolerance=task.tolerance,
+                      cases=task.cases + task.held_out)
+        try:
+            proposal = propose(hyp.recipe, source, ctx)
+        except NotApplicable as exc:
+            skipped.append(f"{hyp.key} ({hyp.recipe}): {exc}")
+            return None
+        self.proposal = proposal
+        return Candidate(proposal.variants[0].source, proposal.variants[0].label, f"recipe:{hyp.recipe}",
+                         proposal.summary)
+
+    def propose_llm(self, hyp: Hypothesis, source: str, rounds: list[Round], findings: list[Finding]) -> Candidate:
+        from kopt.rewrite.llm import LLMProposer
+
+        if self.llm is None:
+            self.llm = LLMProposer(self.settings)
+        history = [{"n": r.n, "hypothesis": r.hypothesis, "proposer": r.proposer, "outcome": r.outcome,
+                    "message": r.message, "speedup_initial": r.speedup_initial} for r in rounds]
+        patterns = [self.catalog[p] for p in hyp.finding.patterns if p in self.catalog]
+        reply = self.llm.propose(source, hyp.finding, findings, patterns, history)
+        self.proposal = None
+        if reply.source is None:
+            return Candidate("", "llm", f"llm:{self.llm.model}", f"LLM gave no usable kernel: {reply.error}",
+                             reply.transcript)
+        return Candidate(reply.source, "llm", f"llm:{self.llm.model}", reply.summary, reply.transcript)
+
+    def task(self):
+        from kopt.task import load_task
+
+        if not hasattr(self, "_task"):
+            self._task = load_task(self.task_path)
+        return self._task
+
+    # --- validation and timing -----------------------------------------------------------------
+
+    def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Outcome:
+        """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best."""
+        from kopt.rewrite.guard import check_candidate
+
+        proposal = getattr(self, "proposal", None)
+        variants = [(v.label, v.source) for v in proposal.variants] if proposal else [(candidate.label, candidate.source)]
+        if not self.timed:
+            # the interpreter cannot run @triton.autotune: validate its configs as fixed launches instead
+            variants = variants[1:] if proposal and proposal.recipe == "autotune" else variants[:1]
+        trials, best_trial = [], None
+        base = self.best_times(best)
+        for i, (label, source) in enumerate(variants):
+            trial: dict[str, Any] = {"label": label}
+            trials.append(trial)
+            problem = check_candidate(self.initial_source, source)
+            if problem:
+                trial.update(outcome="rejected", message=f"candidate rejected: {problem}")
+                continue
+            path = self.work / f"round{n}-{i}.py"
+            path.write_text(source)
+            v = self.validate(path)
+            trial.update(validation=v)
+            if not v["ok"]:
+                trial.update(outcome=VALIDATION_TO_OUTCOME.get(v["reason"], "crash"), message=v["message"])
+                continue
+            if not self.timed:
+                trial.update(outcome="untimed", message=f"validated on {v['cases']} cases; {self.timing_reason}")
+                continue
+            self.emit("phase", {"n": n, "phase": f"timing {label}"})
+            t = self.bench(path)
+            trial.update(times=t["times"], roofline=t["roofline"])
+            if not t["ok"]:
+                trial.update(outcome=t["outcome"], message=t["message"])
+                continue
+            trial["speedup_best"] = speedup(base, t["times"])
+            if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
+                best_trial = dict(trial, source=source)
+        if proposal and proposal.recipe == "autotune" and not self.timed:
+            failed = [t for t in trials if t["outcome"] != "untimed"]
+            pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
+                f"autotune needs a GPU to run; its {len(trials)} configs validated as fixed launches "
+                f"({self.timing_reason})"))
+            return Outcome(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source)
+        if best_trial is None:
+            first = trials[0]
+            source = variants[0][1] if first["outcome"] == "untimed" else None
+            return Outcome(first["outcome"], first["message"], [], [], trials, source or variants[0][1])
+        gain = best_trial["speedup_best"] or 0
+        outcome = "improved" if gain >= MIN_GAIN else "slower"
+        message = f"{best_trial['label']}: x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
+        return Outcome(outcome, message, best_trial["times"], best_trial["roofline"], trials, best_trial["source"])
+
+    def validate(self, path: Path) -> dict[str, Any]:
+        from kopt.harness.validate import validate
+
+        r = validate(self.task_path, path, timeout_s=300)
+        return {"ok": r.ok, "reason": r.reason, "message": r.message, "cases": len(r.cases), "device": r.device,
+                "held_out": sum(c.held_out for c in r.cases), "note": r.held_out_note}
+
+    def bench(self, path: Path) -> dict[str, Any]:
+        return bench_times(self.task_path, path)
+
+    # --- recording -----------------------------------------------------------------------------
+
+    def commit(self, n: int, hyp: Hypothesis, cand: Candidate, result: Outcome, best: Round | None,
+               evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float) -> None:
+        digest = self.store.put(result.source) if result.source else None
+        evidence["trials"] = self.store.put_json(result.trials)
+        f = hyp.finding
+        where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
+        hypothesis = f"{where}: {cand.summary}" + (f" [{cand.label}]" if cand.label not in ("llm", "") else "")
+        rnd = Round(
+            run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis, hypothesis_key=hyp.key,
+            finding_ids=[f.id], pattern_id=hyp.pattern_id, proposer=cand.proposer, candidate=digest,
+            outcome=result.outcome, message=result.message, case_times=result.times,
+            speedup_initial=speedup(self.run_row.baseline, result.times) if result.times else None,
+            speedup_best=speedup(self.best_times(best), result.times) if result.times else None,
+            evidence=evidence, levels=levels, skipped=skipped, roofline=result.roofline, seconds=round(time.monotonic() - t0, 2))
+        self.store.add_round(rnd)
+        self.emit("round", {"round": rnd.to_dict()})
+
+    def write_best(self, best: Round, rounds: list[Round]) -> Path:
+        out = self.out or self.task_path.with_name(f"{self.task_path.stem}_kopt.py")
+        header = best_header(self.run_row, best, rounds)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(header + self.store.get(best.candidate))
+        os.replace(tmp, out)
+        return out
+
+
+def best_header(run: Run, best: Round, rounds: list[Round]) -> str:
+    """A short comment on top of the written kernel: the speedup, the rounds that got there, their evidence."""
+    wins = [r for r in rounds if r.outcome == "improved" and r.n <= best.n]
+    lines = [f"# Optimized by kopt (run {run.run_id}) from {Path(run.task_path).name}: "
+             f"x{best.speedup_initial:.2f} geomean speedup over {len(best.case_times)} cases vs the original.",
+             f"# {len(rounds)} rounds tried; the improvements that got here:"]
+    for r in wins:
+        lines.append(f"#   round {r.n} ({r.proposer}, diagnosis reached {r.level_reached}): {r.hypothesis[:150]}"
+                     f" -> x{r.speedup_initial:.2f}")
+    lines.append(f"# Details: kopt runs show {run.run_id}")
+    return "\n".join(lines) + "\n"
+
+
+def bench_times(task_path: Path, candidate: Path | None) -> dict[str, Any]:
+    """Kernel ms and roofline fraction per case, through the sandboxed bench."""
+    from kopt.harness.bench import bench
+
+    try:
+        r = bench(task_path, candidate, timeout_s=600)
+    except KoptError as exc:
+        return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
+    if not r.ok:
+        return {"ok": False, "outcome": "timeout" if r.reason == "timeout" else "crash", "message": r.message,
+                "times": [], "roofline": []}
+    return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases]}
+
+
+def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit: Event) -> Run:
+    """Validate (and time) the task's own kernel, then record a new run."""
+    from kopt.harness.validate import validate
+    from kopt.task import load_task
+
+    load_task(task_path)  # a broken task file is a TaskError naming file:line
+    timed, reason = timing_available()
+    emit("phase", {"n": 0, "phase": "validating the initial kernel"})
+    v = validate(task_path, timeout_s=300)
+    if not v.ok:
+        raise KoptError(f"{task_path}: the task's own kernel fails validation ({v.reason}): {v.message}")
+    baseline, roofline = [None] * len(load_task(task_path).cases), []
+    if timed:
+        emit("phase", {"n": 0, "phase": "timing the initial kernel"})
+        t = bench_times(task_path, None)
+        if not t["ok"]:
+            raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
+        baseline, roofline = t["times"], t["roofline"]
+    timing = {"available": timed, "reason": reason, "roofline": [x for x in roofline if x is not None]}
+    initial = {"cases": len(v.cases), "device": v.device, "note": v.held_out_note}
+    return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
+
+
+def optimize(task: str | Path | None = None, *, rounds: int | None = None, minutes: float | None = None,
+             proposer: str | None = None, model: str | None = None, resume: str | None = None,
+             out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
+             policy: str | None = None, tags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Optimize a task (or --resume a run) and return the run summary; see the module docstring.
+    `policy` is a POLICY_LEVEL key; `tags` (e.g. campaign, op, family) are kept in the run's options."""
+    if policy is not None and policy not in POLICY_LEVEL:
+        raise KoptError(f"unknown policy {policy!r}; use {', '.join(POLICY_LEVEL)}")
+    from kopt.config import load_settings
+
+    settings = settings or load_settings()
+    if model:
+        settings.llm_model = model
+    emit = on_event or (lambda kind, data: None)
+    store = RoundsStore(settings.state_dir)
+    try:
+        if resume:
+            run = store.run(resume)
+            task_path = Path(run.task_path)
+            if task and Path(task).resolve() != task_path:
+                raise KoptError(f"run {run.run_id} optimizes {task_path}, not {task}")
+            if not task_path.is_file() or store.put(task_path.read_text()) != run.task_hash:
+                raise KoptError(f"{task_path}: the task file changed (or is gone) since run {run.run_id} started; "
+                                "start a new run")
+            options = {**run.options, **{k: v for k, v in (("rounds", rounds), ("minutes", minutes),
+                                                           ("proposer", proposer), ("policy", policy))
+                                           if v is not None}}
+            store.set_status(run.run_id, "running", None, options)
+            run = store.run(run.run_id)
+        else:
+            if task is None:
+                raise KoptError("give a TASK file, or --resume RUN")
+            task_path = Path(task).resolve()
+            if not task_path.is_file():
+                raise KoptError(f"{task}: no such task file")
+            options = {**(tags or {}), "rounds": rounds or 5, "minutes": minutes, "proposer": proposer or "auto",
+                       "model": settings.llm_model, "policy": policy or "progressive"}
+            run = start_run(task_path, store, options, emit)
+        if run.options["proposer"] == "llm" and not settings.llm_provider:
+            raise KoptError("--proposer llm needs an LLM: set llm_provider (and llm_model, llm_base_url) in kopt.toml "
+                            "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL")
+        return Optimizer(task_path, settings, store, run, emit, Path(out).resolve() if out else None).run()
+    finally:
+        store.close()
