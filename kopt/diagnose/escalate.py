@@ -70,7 +70,7 @@ def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
     for fid, group in by_id.items():
         group.sort(key=lambda f: (-LEVEL_ORDER[f.level], -f.confidence))
         lead = group[0]
-        levels = {f.level for f in group}
+        levels = {"L3" if f.level == "L4" else f.level for f in group}  # L4 explains L3; it is not a new witness
         confidence = min(0.97, max(f.confidence for f in group) + 0.05 * (len(levels) - 1))
         message = lead.message
         if fid in failed:
@@ -82,7 +82,7 @@ def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
             sorted({ln for f in group for ln in f.kernel_lines}),
             list(dict.fromkeys(c for f in group for c in f.conditions)),
             [p for p in dict.fromkeys(p for f in group for p in f.patterns) if p not in failed]))
-    merged.sort(key=lambda f: (f.id in SYMPTOMS, -f.confidence, -LEVEL_ORDER[f.level]))
+    merged.sort(key=lambda f: (f.id in SYMPTOMS, f.id in failed, -f.confidence, -LEVEL_ORDER[f.level]))
     return merged
 
 
@@ -221,8 +221,7 @@ class _Run:
 
         t = time.perf_counter()
         targets = [f for f in merge(self.found, self.failed) if f.level == "L3" and f.id not in SYMPTOMS]
-        fresh = [f for f in targets if f.id not in self.failed]
-        targets = (fresh or targets)[:L4_TOP]
+        targets = targets[:L4_TOP]  # a failed hypothesis is explained too: its conditions say why the fix missed
         if not targets:
             return self.record("L4", "not_needed", "no L3 finding to explain from the compiler source")
         l3_by_id = {f.id: f for f in self.found if f.level == "L3"}

@@ -170,10 +170,19 @@ def cite_anchors(note: PassNote, index: Any, corpus: str) -> list[Cited]:
             hits = index.lookup_symbol(symbol, corpus)
         except KoptError:
             continue
-        hit = next((h for h in hits if h.meta.get("path") == path), None)
+        hit = next((h for h in hits if h.meta.get("path") == path), None) or _enclosing(index, symbol, path, corpus)
         if hit:
             out.append(Cited(hit.cite(), symbol, corpus, f"anchor of the {note.pass_name} pass note", _excerpt(hit.text)))
     return out
+
+
+def _enclosing(index: Any, symbol: str, path: str, corpus: str) -> Any:
+    """The chunk of `path` that mentions a symbol defined inside a bigger chunk (a method in a class chunk)."""
+    try:
+        hits = index.search(symbol, corpus=corpus, k=3, mode="sparse", filters={"path": path})
+    except KoptError:
+        return None
+    return next((h for h in hits if symbol.split("::")[-1] in h.text), None)
 
 
 def search_code(finding: Finding, notes: list[PassNote], index: Any, corpus: str, k: int = 4) -> list[Cited]:
