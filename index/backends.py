@@ -170,12 +170,17 @@ class ServerBackend:
     """A Qdrant server or cluster through qdrant-client (":memory:" runs the same API in-process)."""
 
     CATALOG = "kopt_catalog"
+    _memory = None  # ":memory:" is one in-process server shared by every index opened on it
 
     def __init__(self, url: str):
         from qdrant_client import QdrantClient
 
         try:
-            self.client = QdrantClient(":memory:") if url == ":memory:" else QdrantClient(url=url, timeout=30)
+            if url == ":memory:":
+                ServerBackend._memory = ServerBackend._memory or QdrantClient(":memory:")
+                self.client = ServerBackend._memory
+            else:
+                self.client = QdrantClient(url=url, timeout=30)
             self.client.get_collections()
         except Exception as exc:
             raise IndexError_(f"cannot reach the Qdrant server at {url} ({exc})") from exc
@@ -267,7 +272,8 @@ class ServerBackend:
         return found.get(DENSE, []), found.get(SPARSE, [])
 
     def close(self) -> None:
-        self.client.close()
+        if self.client is not ServerBackend._memory:
+            self.client.close()
 
 
 def _client_filter(flt: dict | None):

@@ -1,8 +1,10 @@
 """Index: hybrid retrieval over the ingested corpora, plus exact lookups.
 
 Hybrid search runs a dense and a BM25 query per collection and fuses them in Python with a
-*weighted* reciprocal-rank fusion: on compiler source BM25 is the stronger signal, so equal
-weights would drag it down (DESIGN.md). Queries are first expanded by corpora/glossary.toml so
+weighted sum of normalised scores (BM25 / its best score, cosine min-max over the candidates).
+On compiler source BM25 is the stronger signal and equal-weight RRF drags it down (DESIGN.md);
+rank fusion also lets an undecided dense list (cosines within a few hundredths) outvote a BM25
+hit on a rare identifier, where score fusion keeps the dense vote as small as its confidence. Queries are first expanded by corpora/glossary.toml so
 that "hopper" also asks for sm_90 and "wgmma" for MMAv3.
 """
 
@@ -18,7 +20,6 @@ from kopt.errors import KoptError
 from kopt.index.backends import NONEMPTY, open_backend
 from kopt.index.tokenize import query_vector, tokens
 
-RRF_K = 60
 WEIGHTS = {"sparse": 1.0, "dense": 0.5}
 MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
@@ -162,11 +163,21 @@ def _fuse(dense: list, sparse: list, mode: str) -> list[Hit]:
         return [Hit(round(score, 4), meta.get("text", ""), meta) for _, score, meta in (dense or sparse)]
     scores: dict[str, float] = {}
     metas: dict[str, dict] = {}
-    for weight, hits in ((WEIGHTS["dense"], dense), (WEIGHTS["sparse"], sparse)):
-        for rank, (pid, _, meta) in enumerate(hits):
-            scores[pid] = scores.get(pid, 0.0) + weight / (RRF_K + rank + 1)
+    for weight, hits, norm in ((WEIGHTS["sparse"], sparse, _by_max), (WEIGHTS["dense"], dense, _min_max)):
+        for (pid, _, meta), value in zip(hits, norm([score for _, score, _ in hits])):
+            scores[pid] = scores.get(pid, 0.0) + weight * value
             metas[pid] = meta
-    return [Hit(round(s * RRF_K, 4), metas[pid].get("text", ""), metas[pid]) for pid, s in scores.items()]
+    return [Hit(round(s, 4), metas[pid].get("text", ""), metas[pid]) for pid, s in scores.items()]
+
+
+def _by_max(values: list[float]) -> list[float]:
+    top = max(values, default=0.0)
+    return [v / top for v in values] if top > 0 else [0.0] * len(values)
+
+
+def _min_max(values: list[float]) -> list[float]:
+    lo, hi = min(values, default=0.0), max(values, default=0.0)
+    return [(v - lo) / (hi - lo) for v in values] if hi > lo else [1.0] * len(values)
 
 
 @cache

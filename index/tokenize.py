@@ -23,11 +23,14 @@ K1, B = 1.2, 0.75
 
 def stem(word: str) -> str:
     """A light suffix stripper: enough to meet 'loads'/'load', 'pipelining'/'pipeline'."""
-    for suffix, keep in (("ization", 4), ("ation", 4), ("izing", 4), ("ing", 4), ("ies", 3), ("es", 4), ("ed", 4), ("s", 3)):
+    for suffix, keep in (("ization", 4), ("ation", 4), ("izing", 4), ("ing", 4), ("ies", 3), ("sses", 4), ("es", 4),
+                         ("ed", 4), ("s", 3)):
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            break
         if word.endswith(suffix) and len(word) - len(suffix) >= keep:
             word = word[: -len(suffix)]
-            if suffix == "ies":
-                word += "y"
+            if suffix in ("ies", "sses"):
+                word += "y" if suffix == "ies" else "ss"
             break
     return word.rstrip("e") if len(word) > 4 else word
 

