@@ -316,6 +316,17 @@ def _geomean_ratio(before: list[float | None], after: list[float | None]) -> flo
     return round(math.exp(sum(math.log(b / a) for b, a in pairs) / len(pairs)), 4)
 
 
+def _with_store(ws: Workspace, fn: Callable[[Any], T]) -> T:
+    """Open the workspace's rounds store in the calling (worker) thread: SQLite handles stay in one thread."""
+    from kopt.rounds.store import RoundsStore
+
+    store = RoundsStore(ws.root / ".kopt")
+    try:
+        return fn(store)
+    finally:
+        store.close()
+
+
 def _case_times(bench_result: Any) -> list[float | None]:
     return [c.kernel_ms for c in bench_result.cases]
 
@@ -491,19 +502,13 @@ def build_server(workspace: Path) -> MCPServer:
                 raise ToolError(f"{task}: timing the initial kernel failed ({timed.reason}: {timed.message})")
             baseline = _case_times(timed)
 
-        def create() -> RunModel:
-            from kopt.rounds.store import RoundsStore
-
-            store = RoundsStore(ws.root / ".kopt")
-            try:
-                run = store.create_run(path, path.read_text(), {"driver": "mcp", "note": note}, baseline,
-                                       {"available": why_untimed is None, "reason": why_untimed or ""},
-                                       {"ok": initial.ok, "device": initial.device, "cases": len(initial.cases)})
-            finally:
-                store.close()
+        def create(store) -> RunModel:
+            run = store.create_run(path, path.read_text(), {"driver": "mcp", "note": note}, baseline,
+                                   {"available": why_untimed is None, "reason": why_untimed or ""},
+                                   {"ok": initial.ok, "device": initial.device, "cases": len(initial.cases)})
             return RunModel.model_validate(run.to_dict())
 
-        return await _step(ctx, 2, 2, "recording the run", create)
+        return await _step(ctx, 2, 2, "recording the run", lambda: _with_store(ws, create))
 
     @server.tool()
     async def record_round(run_id: str, hypothesis: str, evidence: list[EvidenceIn], candidate: str, ctx: Context,
@@ -513,83 +518,67 @@ def build_server(workspace: Path) -> MCPServer:
         """Record one round: ONE hypothesis, the evidence it rests on (cited), and the candidate file that acts
         on it. The harness validates the candidate (all cases + held-out) and times it (GPU) before the round
         is stored; a wrong candidate is recorded as incorrect, never as a win."""
-        cand = ws.path(candidate)
-        if not evidence:
-            raise ToolError("a round needs evidence: cite at least one observation (level, source, summary)")
         from kopt.diagnose.findings import FINDING_IDS
-
-        unknown = [f for f in finding_ids or [] if f not in FINDING_IDS]
-        if unknown:
-            raise ToolError(f"unknown finding id(s) {', '.join(unknown)}; known: {', '.join(sorted(FINDING_IDS))}")
-
-        def open_run():
-            from kopt.rounds.store import RoundsStore
-
-            store = RoundsStore(ws.root / ".kopt")
-            return store, store.run(run_id)
-
-        store, run = await _step(ctx, 0, 3, "opening the run", open_run)
-        try:
-            return await _record(ctx, store, run, cand, hypothesis, evidence, finding_ids or [], pattern_id,
-                                 level_reached, proposer)
-        finally:
-            store.close()
-
-    async def _record(ctx, store, run, cand: Path, hypothesis: str, evidence: list[EvidenceIn], finding_ids: list[str],
-                      pattern_id: str | None, level_reached: str | None, proposer: str) -> RoundModel:
         from kopt.harness.bench import bench as kopt_bench
         from kopt.harness.validate import validate as kopt_validate
         from kopt.rounds.store import Round
 
-        task_path = Path(run.task_path)
+        cand = ws.path(candidate)
+        if not evidence:
+            raise ToolError("a round needs evidence: cite at least one observation (level, source, summary)")
+        unknown = [f for f in finding_ids or [] if f not in FINDING_IDS]
+        if unknown:
+            raise ToolError(f"unknown finding id(s) {', '.join(unknown)}; known: {', '.join(sorted(FINDING_IDS))}")
         start = time.monotonic()
-        previous = store.rounds(run.run_id)
-        artifacts = {"candidate": store.put(cand.read_text()),
-                     "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
-        checked = await _step(ctx, 1, 3, f"validating {cand.name}", lambda: kopt_validate(task_path, cand))
-        artifacts["validation"] = store.put_json(checked.to_dict())
-        times: list[float | None] = [None] * len(run.baseline)
-        speedup_initial = speedup_best = None
-        if not checked.ok:
-            outcome, message = _OUTCOME_OF_REASON.get(checked.reason or "", "crash"), checked.message
-        elif not run.timing.get("available"):
-            outcome, message = "untimed", run.timing.get("reason") or "timing unavailable"
-        else:
-            timed = await _step(ctx, 2, 3, f"timing {cand.name}", lambda: kopt_bench(task_path, cand))
-            artifacts["bench"] = store.put_json(timed.to_dict())
-            if not timed.ok:
+        source = cand.read_text()
+        run = await _step(ctx, 0, 4, "opening the run", lambda: _with_store(ws, lambda store: store.run(run_id)))
+        task_path = Path(run.task_path)
+        checked = await _step(ctx, 1, 4, f"validating {cand.name}", lambda: kopt_validate(task_path, cand))
+        timed = None
+        if checked.ok and run.timing.get("available"):
+            timed = await _step(ctx, 2, 4, f"timing {cand.name}", lambda: kopt_bench(task_path, cand))
+
+        def commit(store) -> RoundModel:
+            previous = store.rounds(run.run_id)
+            artifacts = {"candidate": store.put(source), "validation": store.put_json(checked.to_dict()),
+                         "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
+            times: list[float | None] = [None] * len(run.baseline)
+            speedup_initial = speedup_best = None
+            if not checked.ok:
+                outcome, message = _OUTCOME_OF_REASON.get(checked.reason or "", "crash"), checked.message
+            elif timed is None:
+                outcome, message = "untimed", run.timing.get("reason") or "timing unavailable"
+            elif not timed.ok:
+                artifacts["bench"] = store.put_json(timed.to_dict())
                 outcome, message = _OUTCOME_OF_REASON.get(timed.reason or "", "crash"), timed.message
             else:
+                artifacts["bench"] = store.put_json(timed.to_dict())
                 times = _case_times(timed)
                 best = max((r for r in previous if r.speedup_initial), key=lambda r: r.speedup_initial, default=None)
                 speedup_initial = _geomean_ratio(run.baseline, times)
                 speedup_best = _geomean_ratio(best.case_times, times) if best else speedup_initial
                 outcome = "improved" if (speedup_best or 0) > 1.0 else "slower"
                 message = f"{speedup_initial}x vs initial, {speedup_best}x vs best"
-        key_parts = [finding_ids[0] if finding_ids else "hypothesis", pattern_id or proposer]
-        rnd = Round(run.run_id, len(previous) + 1, level_reached, hypothesis.strip(), "/".join(key_parts),
-                    finding_ids, pattern_id, proposer, artifacts["candidate"], outcome, message, times,
-                    speedup_initial, speedup_best, artifacts, [], [], round(time.monotonic() - start, 2))
-        await _step(ctx, 3, 3, f"recording round {rnd.n}", lambda: store.add_round(rnd))
-        return RoundModel.model_validate(rnd.to_dict())
+            key = f"{finding_ids[0] if finding_ids else 'hypothesis'}/{pattern_id or proposer}"
+            rnd = Round(run.run_id, len(previous) + 1, level_reached, hypothesis.strip(), key, finding_ids or [],
+                        pattern_id, proposer, artifacts["candidate"], outcome, message, times, speedup_initial,
+                        speedup_best, artifacts, [], [], round(time.monotonic() - start, 2))
+            store.add_round(rnd)
+            return RoundModel.model_validate(rnd.to_dict())
+
+        return await _step(ctx, 3, 4, "recording the round", lambda: _with_store(ws, commit))
 
     @server.tool()
     async def runs(ctx: Context, run_id: str | None = None) -> RunsResult:
         """The workspace's optimization runs; with `run_id` (or a unique prefix), that run and its rounds."""
-        def run() -> RunsResult:
-            from kopt.rounds.store import RoundsStore
+        def read(store) -> RunsResult:
+            if run_id is None:
+                return RunsResult(runs=[RunModel.model_validate(r.to_dict()) for r in store.runs()])
+            one = store.run(run_id)
+            return RunsResult(runs=[RunModel.model_validate(one.to_dict())],
+                              rounds=[RoundModel.model_validate(r.to_dict()) for r in store.rounds(one.run_id)])
 
-            store = RoundsStore(ws.root / ".kopt")
-            try:
-                if run_id is None:
-                    return RunsResult(runs=[RunModel.model_validate(r.to_dict()) for r in store.runs()])
-                one = store.run(run_id)
-                return RunsResult(runs=[RunModel.model_validate(one.to_dict())],
-                                  rounds=[RoundModel.model_validate(r.to_dict()) for r in store.rounds(one.run_id)])
-            finally:
-                store.close()
-
-        return await _step(ctx, 0, 1, "reading the rounds store", run)
+        return await _step(ctx, 0, 1, "reading the rounds store", lambda: _with_store(ws, read))
 
     @server.tool()
     async def synthesize(ctx: Context) -> SynthesizeResult:

@@ -1,0 +1,163 @@
+"""`kopt mcp` as a subprocess, driven by the real MCP client over stdio: tools listed with typed schemas,
+search / diagnose / compile_ir on an example task, rounds recorded through the harness (a wrong candidate
+is recorded as incorrect, a right one as validated-but-untimed on CPU), paths outside the workspace refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[1]
+KOPT = str(Path(sys.executable).with_name("kopt"))
+TOOLS = {"search", "ask", "compile_ir", "diagnose", "validate", "bench", "profile", "start_run", "record_round",
+         "runs", "synthesize"}
+EVIDENCE = [{"level": "L1", "source": "source", "summary": "BLOCK_SIZE fixed at 1024", "location": "vector_add.py:22"}]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    """A private KOPT_HOME with the pattern catalog ingested (the smallest real index)."""
+    home = tmp_path_factory.mktemp("kopt-home")
+    env = {**os.environ, "KOPT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run([KOPT, "ingest", "patterns", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return env
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    """The vector-add example, a wrong candidate (drops the last block), a right one (another block size),
+    and two ways out of the workspace: a symlink and an absolute path."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    source = (ROOT / "examples" / "vector_add.py").read_text()
+    (ws / "vector_add.py").write_text(source)
+    wrong = source.replace("grid = lambda meta: (triton.cdiv(n, meta[\"BLOCK_SIZE\"]),)",
+                           "grid = lambda meta: (n // meta[\"BLOCK_SIZE\"],)")
+    right = source.replace("BLOCK_SIZE=1024", "BLOCK_SIZE=2048")
+    assert wrong != source and right != source
+    (ws / "wrong.py").write_text(wrong)
+    (ws / "right.py").write_text(right)
+    outside = tmp_path / "outside.py"
+    outside.write_text(right)
+    (ws / "escape.py").symlink_to(outside)
+    return ws
+
+
+async def _session(workspace: Path, env: dict[str, str], body) -> None:
+    params = StdioServerParameters(command=KOPT, args=["mcp", "--workspace", str(workspace)], env=env, cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await body(session)
+
+
+def _run(workspace: Path, env: dict[str, str], body) -> None:
+    anyio.run(_session, workspace, env, body)
+
+
+def test_tools_search_compile_diagnose(workspace, env):
+    async def body(s: ClientSession) -> None:
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+        assert set(listed) == TOOLS
+        record = listed["record_round"]
+        assert {"run_id", "hypothesis", "evidence", "candidate"} <= set(record.input_schema["required"])
+        assert "outcome" in record.output_schema["properties"]
+
+        found = await s.call_tool("search", {"query": "autotune block sizes num_warps", "corpus": ["patterns"], "k": 3})
+        assert not found.is_error, found.content
+        hits = found.structured_content["hits"]
+        assert hits and all(h["cite"].count("@") == 1 for h in hits)
+        assert any("autotune" in h["text"].lower() for h in hits)
+
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append((done, message))
+
+        ir = await s.call_tool("compile_ir", {"task": "vector_add.py", "stage": "ptx", "target": "sm_90"},
+                               progress_callback=on_progress)
+        assert not ir.is_error, ir.content
+        kernel = ir.structured_content["kernels"][0]
+        assert kernel["name"] == "add_kernel" and kernel["target"] == "sm_90"
+        assert "ld.global.v4.b32" in kernel["ir"]  # aligned, contiguous: 16-byte vector loads
+        assert progress and "compiling" in (progress[0][1] or "")
+
+        diag = await s.call_tool("diagnose", {"task": "vector_add.py", "gpu": False})
+        assert not diag.is_error, diag.content
+        result = diag.structured_content
+        assert result["root_cause"]["id"] == result["findings"][0]["id"]
+        assert {lvl["level"] for lvl in result["levels"]} == {"L1", "L2", "L3", "L4"}
+        assert next(lvl for lvl in result["levels"] if lvl["level"] == "L2")["status"] == "skipped"
+
+        bad_stage = await s.call_tool("compile_ir", {"task": "vector_add.py", "target": "gfx9000"})
+        assert bad_stage.is_error and "unknown target" in bad_stage.content[0].text
+
+    _run(workspace, env, body)
+
+
+def test_rounds_validated_before_recorded(workspace, env):
+    async def body(s: ClientSession) -> None:
+        run = await s.call_tool("start_run", {"task": "vector_add.py"})
+        assert not run.is_error, run.content
+        run_id = run.structured_content["run_id"]
+        assert run.structured_content["timing"]["available"] is False
+
+        wrong = await s.call_tool("record_round", {
+            "run_id": run_id, "hypothesis": "integer grid division is enough", "evidence": EVIDENCE,
+            "candidate": "wrong.py", "finding_ids": ["untuned_config"], "level_reached": "L1"})
+        assert not wrong.is_error, wrong.content
+        assert wrong.structured_content["outcome"] == "incorrect"
+        assert "NaN" in wrong.structured_content["message"] or "outside" in wrong.structured_content["message"]
+
+        right = await s.call_tool("record_round", {
+            "run_id": run_id, "hypothesis": "a larger block keeps more bytes in flight", "evidence": EVIDENCE,
+            "candidate": "right.py", "finding_ids": ["untuned_config"], "pattern_id": "autotune_configs"})
+        assert not right.is_error, right.content
+        assert right.structured_content["outcome"] == "untimed"  # validated on CPU; no GPU to time it
+        assert right.structured_content["speedup_initial"] is None
+
+        listed = await s.call_tool("runs", {"run_id": run_id})
+        rounds = listed.structured_content["rounds"]
+        assert [(r["n"], r["outcome"]) for r in rounds] == [(1, "incorrect"), (2, "untimed")]
+        assert rounds[1]["evidence"]["candidate"] == rounds[1]["candidate"]
+
+        no_evidence = await s.call_tool("record_round", {
+            "run_id": run_id, "hypothesis": "trust me", "evidence": [], "candidate": "right.py"})
+        assert no_evidence.is_error and "evidence" in no_evidence.content[0].text
+
+    _run(workspace, env, body)
+    # the store is the rounds store everyone uses, in the workspace's .kopt/
+    from kopt.rounds.store import RoundsStore
+
+    store = RoundsStore(workspace / ".kopt")
+    try:
+        (run,) = store.runs()
+        assert [r.outcome for r in store.rounds(run.run_id)] == ["incorrect", "untimed"]
+    finally:
+        store.close()
+
+
+def test_paths_outside_workspace_refused(workspace, env):
+    outside = workspace.parent / "outside.py"
+
+    async def body(s: ClientSession) -> None:
+        for args in ({"task": str(outside)}, {"task": "../outside.py"}, {"task": "escape.py"}):
+            refused = await s.call_tool("validate", args)
+            assert refused.is_error and "outside the workspace" in refused.content[0].text, args
+        refused = await s.call_tool("validate", {"task": "vector_add.py", "candidate": "escape.py"})
+        assert refused.is_error and "outside the workspace" in refused.content[0].text
+        missing = await s.call_tool("compile_ir", {"task": "nope.py"})
+        assert missing.is_error and "no such file" in missing.content[0].text
+        alive = await s.call_tool("runs", {})  # the server survived every refusal
+        assert not alive.is_error and alive.structured_content["runs"] == []
+
+    _run(workspace, env, body)
+    assert not (outside.parent / ".kopt").exists()
