@@ -79,7 +79,10 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
     eager, compiled = refs.get("eager_ms"), refs.get("compile_ms")
     initial_roof = (run.timing or {}).get("roofline") or []
     roofline = None
-    if timed and len(initial_roof) == len(base) and all(f is not None for f in initial_roof):
+    best_roof = list(getattr(best, "roofline", None) or [])
+    if best and best_roof and all(f is not None for f in best_roof):
+        roofline = _median(best_roof)
+    elif timed and len(initial_roof) == len(base) and all(f is not None for f in initial_roof):
         roofline = _median(f * b / t for f, b, t in zip(initial_roof, base, final_times))
     levels = [r.level_reached for r in rounds if r.level_reached in LEVELS]
     rounds_to_90 = None
