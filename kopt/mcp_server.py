@@ -10,7 +10,6 @@ error, and a bug comes back as a tool error naming it instead of killing the ser
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from pathlib import Path
@@ -206,7 +205,8 @@ class RoundModel(Loose):
     case_times: list[float | None] = []
     speedup_initial: float | None = None
     speedup_best: float | None = None
-    evidence: dict[str, str] = {}
+    evidence: dict[str, str] = Field({}, description="label -> artifact hash (candidate, validation, agent_evidence, ...)")
+    roofline: list[float | None] = []
 
 
 class RunsResult(Loose):
@@ -214,12 +214,37 @@ class RunsResult(Loose):
     rounds: list[RoundModel] = Field([], description="the rounds of the run asked for, in order")
 
 
+class SynthesisAction(Loose):
+    kind: str = Field(description="create | update | skip")
+    pattern_id: str
+    reason: str
+    wins: int = 0
+    tries: int = 0
+    rounds: list[str] = []
+    families: list[str] = []
+    path: str | None = None
+
+
 class SynthesizeResult(Loose):
-    summary: dict[str, Any]
+    out: str
+    dry_run: bool
+    index: str
+    actions: list[SynthesisAction]
 
 
 class AskResult(Loose):
-    answer: dict[str, Any]
+    question: str
+    kernel: str | None = None
+    line: int | None = None
+    facts: list[str] = Field([], description="what the lowered code does at the line")
+    findings_text: list[str] = []
+    mechanism: list[str] = Field([], description="why the compiler does it (pass notes)")
+    fix: list[str] = []
+    citations: list[dict[str, Any]] = Field([], description="cite (path:lines@version), symbol, why, excerpt")
+    symbols: list[str] = []
+    prose: str | None = None
+    llm: str | None = None
+    notes: list[str] = []
 
 
 # --- the workspace -------------------------------------------------------------------------------
@@ -263,8 +288,9 @@ def _as_tool_error(exc: BaseException) -> ToolError:
 
 
 async def _step(ctx: Context, done: float, total: float, message: str, fn: Callable[[], T], *,
-                exclusive: bool = False) -> T:
-    """Run `fn` in a worker thread, reporting progress now and every HEARTBEAT_S until it finishes."""
+                exclusive: bool = False, phase: list[str] | None = None) -> T:
+    """Run `fn` in a worker thread, reporting progress now and every HEARTBEAT_S until it finishes;
+    `fn` may append to `phase` to say what it is doing now."""
     start = time.monotonic()
 
     def work() -> T:
@@ -275,7 +301,8 @@ async def _step(ctx: Context, done: float, total: float, message: str, fn: Calla
 
     async def heartbeat() -> None:
         while True:
-            await ctx.report_progress(done, total, f"{message} ({time.monotonic() - start:.0f} s)")
+            now = phase[-1] if phase else message
+            await ctx.report_progress(done, total, f"{now} ({time.monotonic() - start:.0f} s)")
             await anyio.sleep(HEARTBEAT_S)
 
     try:
@@ -296,24 +323,7 @@ def _finding(f: Any) -> FindingModel:
     return FindingModel.model_validate(f.to_dict() if hasattr(f, "to_dict") else f)
 
 
-# --- evaluating a candidate --------------------------------------------------------------------------
-
-_OUTCOME_OF_REASON = {"incorrect": "incorrect", "compile_error": "compile_error", "timeout": "timeout",
-                      "task_error": "rejected"}
-
-
-def _gpu_reason() -> str | None:
-    """Why timing is unavailable here, or None when a CUDA GPU is visible."""
-    import torch
-
-    return None if torch.cuda.is_available() else "no CUDA GPU visible: validated through the interpreter, not timed"
-
-
-def _geomean_ratio(before: list[float | None], after: list[float | None]) -> float | None:
-    pairs = [(b, a) for b, a in zip(before, after) if b and a]
-    if not pairs or len(pairs) != len(after):
-        return None
-    return round(math.exp(sum(math.log(b / a) for b, a in pairs) / len(pairs)), 4)
+# --- the rounds store --------------------------------------------------------------------------
 
 
 def _with_store(ws: Workspace, fn: Callable[[Any], T]) -> T:
@@ -325,10 +335,6 @@ def _with_store(ws: Workspace, fn: Callable[[Any], T]) -> T:
         return fn(store)
     finally:
         store.close()
-
-
-def _case_times(bench_result: Any) -> list[float | None]:
-    return [c.kernel_ms for c in bench_result.cases]
 
 
 # --- the server --------------------------------------------------------------------------------------
@@ -360,22 +366,26 @@ def build_server(workspace: Path) -> MCPServer:
         return await _step(ctx, 0, 1, "searching the index", run, exclusive=True)
 
     @server.tool()
-    async def ask(question: str, ctx: Context, kernel: str | None = None, target: str | None = None) -> AskResult:
-        """Answer a question about a kernel or the compiler, grounded in evidence and cited compiler source.
-        `kernel` is TASK or TASK:LINE (a workspace path) to start from that line's L3 facts."""
-        try:
-            from kopt.ask import ask as kopt_ask
-        except ImportError as exc:
-            raise ToolError(f"ask is not available in this kopt build ({exc})") from exc
-        if kernel:
-            file, _, line = kernel.rpartition(":") if kernel.rpartition(":")[2].isdigit() else (kernel, "", "")
-            kernel = f"{ws.path(file)}{':' + line if line else ''}"
-        settings = ws.settings()
-        if target:
-            settings.target = target
-        answer = await _step(ctx, 0, 1, "gathering evidence and retrieving", lambda: kopt_ask(
-            question, kernel=kernel, settings=settings), exclusive=True)
-        return AskResult(answer=answer.to_dict() if hasattr(answer, "to_dict") else dict(answer))
+    async def ask(question: str, ctx: Context, kernel: str | None = None, target: str | None = None,
+                  prose: bool = False) -> AskResult:
+        """Answer a why-question about a kernel or the compiler from evidence: the L3 facts at a line, the
+        mechanism from the pass notes, cited compiler source, the fix. `kernel` is TASK or TASK:LINE (a workspace
+        path). `prose`: also have the configured LLM write it up (the structured evidence is always there)."""
+        from kopt.ask import ask as kopt_ask, parse_kernel_arg
+
+        path, line = parse_kernel_arg(kernel) if kernel else (None, None)
+        path = ws.path(str(path)) if path else None
+
+        def run() -> AskResult:
+            from kopt.llm import make_llm
+
+            settings = ws.settings()
+            settings.target = target or settings.target
+            llm = make_llm(settings) if prose else None
+            answer = kopt_ask(question, kernel=path, line=line, settings=settings, llm=llm)
+            return AskResult.model_validate(answer.to_dict())
+
+        return await _step(ctx, 0, 1, "gathering evidence and compiler source", run, exclusive=True)
 
     @server.tool()
     async def compile_ir(task: str, ctx: Context, stage: Literal["ttir", "ttgir", "llir", "ptx", "sass"] | None = None,
@@ -479,48 +489,33 @@ def build_server(workspace: Path) -> MCPServer:
 
     @server.tool()
     async def start_run(task: str, ctx: Context, note: str | None = None) -> RunModel:
-        """Open an optimization run for a task: validates the initial kernel and times it (GPU) as the baseline.
-        Then: diagnose, one hypothesis per round, record_round for every candidate."""
+        """Open an optimization run: validates the task's own kernel and times it (GPU) as the baseline.
+        Then diagnose, and send every candidate through record_round, one hypothesis per round."""
         path = ws.path(task)
-
-        def check():
-            from kopt.harness.validate import validate as kopt_validate
-
-            return kopt_validate(path)
-
-        initial = await _step(ctx, 0, 2, f"validating the initial {path.name}", check)
-        if not initial.ok:
-            raise ToolError(f"{task}: the initial kernel fails validation ({initial.reason}: {initial.message}); "
-                            "fix it before optimizing")
-        why_untimed = _gpu_reason()
-        baseline: list[float | None] = [None] * len(initial.cases)
-        if why_untimed is None:
-            from kopt.harness.bench import bench as kopt_bench
-
-            timed = await _step(ctx, 1, 2, f"timing the initial {path.name}", lambda: kopt_bench(path))
-            if not timed.ok:
-                raise ToolError(f"{task}: timing the initial kernel failed ({timed.reason}: {timed.message})")
-            baseline = _case_times(timed)
+        phase: list[str] = []
 
         def create(store) -> RunModel:
-            run = store.create_run(path, path.read_text(), {"driver": "mcp", "note": note}, baseline,
-                                   {"available": why_untimed is None, "reason": why_untimed or ""},
-                                   {"ok": initial.ok, "device": initial.device, "cases": len(initial.cases)})
+            from kopt.optimize import start_run as kopt_start_run
+
+            run = kopt_start_run(path, store, {"driver": "mcp", "note": note},
+                                 lambda kind, data: phase.append(data.get("phase", kind)))
             return RunModel.model_validate(run.to_dict())
 
-        return await _step(ctx, 2, 2, "recording the run", lambda: _with_store(ws, create))
+        return await _step(ctx, 0, 1, f"starting a run on {path.name}", lambda: _with_store(ws, create), phase=phase)
 
     @server.tool()
     async def record_round(run_id: str, hypothesis: str, evidence: list[EvidenceIn], candidate: str, ctx: Context,
                            finding_ids: list[str] | None = None, pattern_id: str | None = None,
                            level_reached: Literal["L1", "L2", "L3", "L4"] | None = None,
                            proposer: str = "llm:agent") -> RoundModel:
-        """Record one round: ONE hypothesis, the evidence it rests on (cited), and the candidate file that acts
-        on it. The harness validates the candidate (all cases + held-out) and times it (GPU) before the round
-        is stored; a wrong candidate is recorded as incorrect, never as a win."""
+        """Record one round: ONE hypothesis, the evidence it rests on (cited), and the candidate file (a full
+        task file; only kernels and their launch may change) that acts on it. The harness validates it on every
+        case and the held-out shapes and times it (GPU) before the round is stored: a wrong candidate is
+        recorded as incorrect, an untimed one (no GPU) as untimed, and only a measured gain as improved."""
         from kopt.diagnose.findings import FINDING_IDS
-        from kopt.harness.bench import bench as kopt_bench
         from kopt.harness.validate import validate as kopt_validate
+        from kopt.optimize import MIN_GAIN, VALIDATION_TO_OUTCOME, bench_times, speedup
+        from kopt.rewrite.guard import check_candidate
         from kopt.rounds.store import Round
 
         cand = ws.path(candidate)
@@ -529,40 +524,56 @@ def build_server(workspace: Path) -> MCPServer:
         unknown = [f for f in finding_ids or [] if f not in FINDING_IDS]
         if unknown:
             raise ToolError(f"unknown finding id(s) {', '.join(unknown)}; known: {', '.join(sorted(FINDING_IDS))}")
+        try:
+            source = cand.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ToolError(f"{candidate}: cannot read the candidate ({exc})") from exc
         start = time.monotonic()
-        source = cand.read_text()
-        run = await _step(ctx, 0, 4, "opening the run", lambda: _with_store(ws, lambda store: store.run(run_id)))
+
+        def read(store):
+            return store.run(run_id), store.get(store.run(run_id).task_hash)
+
+        run, initial_source = await _step(ctx, 0, 4, "opening the run", lambda: _with_store(ws, read))
         task_path = Path(run.task_path)
-        checked = await _step(ctx, 1, 4, f"validating {cand.name}", lambda: kopt_validate(task_path, cand))
-        timed = None
-        if checked.ok and run.timing.get("available"):
-            timed = await _step(ctx, 2, 4, f"timing {cand.name}", lambda: kopt_bench(task_path, cand))
+        problem = check_candidate(initial_source, source)
+        checked = timed = None
+        if problem is None:
+            checked = await _step(ctx, 1, 4, f"validating {cand.name}",
+                                  lambda: kopt_validate(task_path, cand, timeout_s=300))
+            if checked.ok and run.timing.get("available"):
+                timed = await _step(ctx, 2, 4, f"timing {cand.name}", lambda: bench_times(task_path, cand))
 
         def commit(store) -> RoundModel:
-            previous = store.rounds(run.run_id)
-            artifacts = {"candidate": store.put(source), "validation": store.put_json(checked.to_dict()),
+            rounds = store.rounds(run.run_id)
+            wins = [r for r in rounds if r.outcome == "improved"]
+            best = max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
+            artifacts = {"candidate": store.put(source),
                          "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
-            times: list[float | None] = [None] * len(run.baseline)
-            speedup_initial = speedup_best = None
-            if not checked.ok:
-                outcome, message = _OUTCOME_OF_REASON.get(checked.reason or "", "crash"), checked.message
+            times: list[float | None] = []
+            roofline: list[float | None] = []
+            if problem:
+                outcome, message = "rejected", f"candidate rejected: {problem}"
+            elif not checked.ok:
+                outcome, message = VALIDATION_TO_OUTCOME.get(checked.reason or "", "crash"), checked.message
             elif timed is None:
-                outcome, message = "untimed", run.timing.get("reason") or "timing unavailable"
-            elif not timed.ok:
-                artifacts["bench"] = store.put_json(timed.to_dict())
-                outcome, message = _OUTCOME_OF_REASON.get(timed.reason or "", "crash"), timed.message
+                outcome, message = "untimed", f"validated on {len(checked.cases)} cases; {run.timing.get('reason')}"
+            elif not timed["ok"]:
+                outcome, message = timed["outcome"], timed["message"]
             else:
-                artifacts["bench"] = store.put_json(timed.to_dict())
-                times = _case_times(timed)
-                best = max((r for r in previous if r.speedup_initial), key=lambda r: r.speedup_initial, default=None)
-                speedup_initial = _geomean_ratio(run.baseline, times)
-                speedup_best = _geomean_ratio(best.case_times, times) if best else speedup_initial
-                outcome = "improved" if (speedup_best or 0) > 1.0 else "slower"
-                message = f"{speedup_initial}x vs initial, {speedup_best}x vs best"
-            key = f"{finding_ids[0] if finding_ids else 'hypothesis'}/{pattern_id or proposer}"
-            rnd = Round(run.run_id, len(previous) + 1, level_reached, hypothesis.strip(), key, finding_ids or [],
-                        pattern_id, proposer, artifacts["candidate"], outcome, message, times, speedup_initial,
-                        speedup_best, artifacts, [], [], round(time.monotonic() - start, 2))
+                times, roofline = timed["times"], timed["roofline"]
+                gain = speedup(best.case_times if best else run.baseline, times) or 0
+                outcome = "improved" if gain >= MIN_GAIN else "slower"
+                message = f"x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
+            if checked is not None:
+                artifacts["validation"] = store.put_json(checked.to_dict())
+            rnd = Round(
+                run_id=run.run_id, n=len(rounds) + 1, level_reached=level_reached, hypothesis=hypothesis.strip(),
+                hypothesis_key=f"{finding_ids[0] if finding_ids else 'agent'}/{pattern_id or 'llm'}",
+                finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
+                candidate=artifacts["candidate"], outcome=outcome, message=message, case_times=times,
+                speedup_initial=speedup(run.baseline, times) if times else None,
+                speedup_best=speedup(best.case_times if best else run.baseline, times) if times else None,
+                evidence=artifacts, roofline=roofline, seconds=round(time.monotonic() - start, 2))
             store.add_round(rnd)
             return RoundModel.model_validate(rnd.to_dict())
 
@@ -581,15 +592,26 @@ def build_server(workspace: Path) -> MCPServer:
         return await _step(ctx, 0, 1, "reading the rounds store", lambda: _with_store(ws, read))
 
     @server.tool()
-    async def synthesize(ctx: Context) -> SynthesizeResult:
-        """Turn validated rounds across operators into new or re-weighted catalog patterns (the slow pass)."""
-        try:
-            from kopt.synthesize import synthesize as kopt_synthesize
-        except ImportError as exc:
-            raise ToolError(f"synthesize is not available in this kopt build ({exc})") from exc
-        result = await _step(ctx, 0, 1, "synthesizing patterns from validated rounds",
-                             lambda: kopt_synthesize(ws.settings()), exclusive=True)
-        return SynthesizeResult(summary=result.to_dict() if hasattr(result, "to_dict") else dict(result))
+    async def synthesize(ctx: Context, runs: list[str] | None = None, dry_run: bool = False,
+                         index: bool = True) -> SynthesizeResult:
+        """The slow pass: group validated wins across runs into new or re-weighted catalog patterns (written to
+        KOPT_HOME/patterns and, unless index=false, upserted into the index so L1 finds them next time)."""
+        def run() -> SynthesizeResult:
+            from kopt.config import kopt_home
+            from kopt.synthesize import synthesize as kopt_synthesize, upsert_index
+
+            if not (ws.root / ".kopt" / "rounds.sqlite").is_file():
+                raise ToolError(f"{ws.root}: no rounds store in this workspace yet (start_run and record_round first)")
+            out = kopt_home() / "patterns"
+            actions = _with_store(ws, lambda store: kopt_synthesize(store, out, run_ids=runs, dry_run=dry_run))
+            written = [Path(a.path) for a in actions if a.path and a.kind != "skip"]
+            fresh = [p for p in written if "kind: synthesized" in p.read_text()] if not dry_run else []
+            note = ("dry run: nothing written" if dry_run else
+                    upsert_index(ws.settings(), fresh) if index else "index: skipped (index=false)")
+            return SynthesizeResult(out=str(out), dry_run=dry_run, index=note,
+                                    actions=[SynthesisAction.model_validate(a.to_dict()) for a in actions])
+
+        return await _step(ctx, 0, 1, "synthesizing patterns from validated rounds", run, exclusive=True)
 
     return server
 
