@@ -26,6 +26,7 @@ from kopt.rounds.store import Round, RoundsStore, Run
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}
+LLM_TRIES = 2  # LLM attempts per finding: the second sees why the first failed
 VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
                          "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash"}
 Event = Callable[[str, dict[str, Any]], None]
@@ -40,10 +41,11 @@ class Hypothesis:
     pattern_id: str | None
     recipe: str | None  # None: the LLM proposes
     params: dict[str, Any] = field(default_factory=dict)
+    attempt: int = 1  # for the LLM: which try at this finding
 
     @property
     def key(self) -> str:
-        return f"{self.finding.id}/{self.pattern_id if self.recipe else 'llm'}"
+        return f"{self.finding.id}/{self.pattern_id if self.recipe else f'llm{self.attempt}'}"
 
 
 @dataclass
@@ -229,7 +231,7 @@ class Optimizer:
                 pattern = self.catalog.get(pid)
                 if pattern and pattern.recipe_name in RECIPES:
                     recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))
-            llm_hyps.append(Hypothesis(f, (f.patterns or [None])[0], None))
+            llm_hyps += [Hypothesis(f, (f.patterns or [None])[0], None, attempt=k) for k in range(1, LLM_TRIES + 1)]
         chosen = {"recipes": recipe_hyps, "llm": llm_hyps, "auto": recipe_hyps + (llm_hyps if self.llm_ready() else [])}
         return [h for h in chosen[mode] if h.key not in tried]
 

@@ -32,6 +32,6 @@ def check_candidate(original: str, candidate: str) -> str | None:
     if "entry" in mine and "entry" not in theirs:
         return "it defines no `entry` function"
     for name in PROTECTED:
-        if name in mine and mine[name] != theirs.get(name):
-            return f"it changes `{name}`, which the candidate is judged by (only kernels and their launch may change)"
+        if mine.get(name) != theirs.get(name):
+            return f"it {'changes' if name in mine else 'adds'} `{name}`, which the candidate is judged by (only kernels and their launch may change)"
     return None
