@@ -77,7 +77,8 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
 
     report = accounting([settings.state_dir], campaign)
     if as_json:
-        emit_json({"campaign": campaign, "jobs": results, "skipped": finished, **report})
+        emit_json({"campaign": campaign, "jobs": results, "skipped": finished, **report,
+                   "results": [r.to_dict() for r in report["results"]]})
         return
     from kopt.suite_report import summary_markdown
 
