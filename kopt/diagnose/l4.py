@@ -219,7 +219,10 @@ def escalate_l4(finding: Finding, index: Any, settings: Any = None, *, family: s
         for note in notes:
             cited += cite_anchors(note, index, corpus)
         cited += search_code(finding, notes, index, corpus)
-    cited = list({c.cite: c for c in cited}.values())[:MAX_CITES]
+    first: dict[str, Cited] = {}
+    for c in cited:
+        first.setdefault(c.cite, c)  # an anchor's reason beats the same chunk found by search
+    cited = list(first.values())[:MAX_CITES]
     evidence += [c.evidence() for c in cited]
     if problem:
         evidence.append(Evidence("L4", "compiler_source", problem, {"missing": corpus is None}))

@@ -1,0 +1,104 @@
+"""`kopt ask` end to end: a real Triton compile, a real Qdrant Edge index on disk (a small triton-pkg
+slice copied from the installed package at test time), and a loopback OpenAI-compatible server."""
+
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STRIDED = ROOT / "examples" / "strided_scale.py"
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory):
+    import triton
+
+    mp = pytest.MonkeyPatch()
+    home = tmp_path_factory.mktemp("home")
+    mp.setenv("KOPT_HOME", str(home))
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    pkg = home / "pkg"
+    for rel in ("backends/compiler.py",):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(triton.__file__).parent / rel, pkg / rel)
+    from kopt.config import load_settings
+    from kopt.ingest import ingest_corpus
+
+    s = load_settings(workspace=home)
+    ingest_corpus("triton-pkg", s, path=pkg, progress=False)
+    yield s
+    mp.undo()
+
+
+def test_why_no_vectorization_offline(settings):
+    from kopt.ask import ask
+
+    answer = ask("why no vectorization here", kernel=STRIDED, line=15, settings=settings)
+    assert answer.line == 15 and answer.facts and "ld.global.b32" in answer.facts[0]
+    assert "stride_x=1" in answer.facts[0]  # the runtime stride's known divisibility
+    assert answer.findings_text[0].startswith("misaligned_access")
+    assert any("divisib" in m and "contigu" in m for m in answer.mechanism)
+    assert any(c["cite"].startswith("backends/compiler.py:") and "get_int_specialization" in c["symbol"]
+               for c in answer.citations)
+    assert any("getContiguity" in s for s in answer.symbols)
+    assert any("multiple_of" in f for f in answer.fix) and any("16" in f for f in answer.fix)
+    assert answer.prose is None
+
+
+class _Canned(BaseHTTPRequestHandler):
+    seen: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Canned.seen.append(body)
+        reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": "The stride is not known divisible by 16 [1]."}}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_llm_prose_is_grounded_in_the_evidence(settings):
+    from kopt.ask import ask
+    from kopt.config import load_settings
+    from kopt.llm import make_llm
+
+    server = HTTPServer(("127.0.0.1", 0), _Canned)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        s = load_settings(workspace=settings.workspace, llm_provider="openai-like", llm_model="canned",
+                          llm_base_url=f"http://127.0.0.1:{server.server_port}/v1")
+        answer = ask("why no vectorization here", kernel=STRIDED, line=15, settings=s, llm=make_llm(s))
+    finally:
+        server.shutdown()
+    assert answer.prose == "The stride is not known divisible by 16 [1]." and answer.llm == "canned"
+    sent = "\n".join(m["content"] for m in _Canned.seen[-1]["messages"])
+    assert "ONLY the facts and sources" in sent and "ld.global.b32" in sent and "[1] " in sent
+
+
+def test_ask_cli_json_and_bad_kernel(settings, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KOPT_HOME": os.environ["KOPT_HOME"], "HF_HUB_OFFLINE": "1"}
+    kopt = [sys.executable, "-m", "kopt.cli"]
+    done = subprocess.run(kopt + ["ask", "why no vectorization here", "--kernel", f"{STRIDED}:15", "--json"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["line"] == 15
+    bad = subprocess.run(kopt + ["ask", "why", "--kernel", str(tmp_path / "nope.py")], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert bad.returncode == 1 and "nope.py: no such task file" in bad.stderr and "Traceback" not in bad.stderr
