@@ -46,6 +46,8 @@ def workspace(tmp_path: Path) -> Path:
     assert wrong != source and right != source
     (ws / "wrong.py").write_text(wrong)
     (ws / "right.py").write_text(right)
+    (ws / "cheat.py").write_text(right.replace("return x + y", "return x + y + 0"))  # edits the reference
+    shutil.copy(ROOT / "examples" / "strided_scale.py", ws / "strided_scale.py")
     outside = tmp_path / "outside.py"
     outside.write_text(right)
     (ws / "escape.py").symlink_to(outside)
@@ -97,6 +99,12 @@ def test_tools_search_compile_diagnose(workspace, env):
         assert {lvl["level"] for lvl in result["levels"]} == {"L1", "L2", "L3", "L4"}
         assert next(lvl for lvl in result["levels"] if lvl["level"] == "L2")["status"] == "skipped"
 
+        why = await s.call_tool("ask", {"question": "why is this load not vectorized", "kernel": "strided_scale.py"})
+        assert not why.is_error, why.content
+        answer = why.structured_content
+        assert answer["line"] and any("ld.global.b32" in fact for fact in answer["facts"])
+        assert any("multiple_of" in fix for fix in answer["fix"])
+
         bad_stage = await s.call_tool("compile_ir", {"task": "vector_add.py", "target": "gfx9000"})
         assert bad_stage.is_error and "unknown target" in bad_stage.content[0].text
 
@@ -124,9 +132,14 @@ def test_rounds_validated_before_recorded(workspace, env):
         assert right.structured_content["outcome"] == "untimed"  # validated on CPU; no GPU to time it
         assert right.structured_content["speedup_initial"] is None
 
-        listed = await s.call_tool("runs", {"run_id": run_id})
+        cheat = await s.call_tool("record_round", {
+            "run_id": run_id, "hypothesis": "loosen the check", "evidence": EVIDENCE, "candidate": "cheat.py"})
+        assert cheat.structured_content["outcome"] == "rejected"
+        assert "reference" in cheat.structured_content["message"]
+
+        listed = await s.call_tool("runs", {"run_id": run_id[:-2]})  # a unique prefix will do
         rounds = listed.structured_content["rounds"]
-        assert [(r["n"], r["outcome"]) for r in rounds] == [(1, "incorrect"), (2, "untimed")]
+        assert [(r["n"], r["outcome"]) for r in rounds] == [(1, "incorrect"), (2, "untimed"), (3, "rejected")]
         assert rounds[1]["evidence"]["candidate"] == rounds[1]["candidate"]
 
         no_evidence = await s.call_tool("record_round", {
@@ -140,7 +153,8 @@ def test_rounds_validated_before_recorded(workspace, env):
     store = RoundsStore(workspace / ".kopt")
     try:
         (run,) = store.runs()
-        assert [r.outcome for r in store.rounds(run.run_id)] == ["incorrect", "untimed"]
+        assert [r.outcome for r in store.rounds(run.run_id)] == ["incorrect", "untimed", "rejected"]
+        assert store.get(store.rounds(run.run_id)[1].candidate) == (workspace / "right.py").read_text()
     finally:
         store.close()
 
