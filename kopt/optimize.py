@@ -409,7 +409,8 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
     v = validate(task_path, timeout_s=300)
     if not v.ok:
         raise KoptError(f"{task_path}: the task's own kernel fails validation ({v.reason}): {v.message}")
-    baseline, roofline = [None] * len(load_task(task_path).cases), []
+    cases = load_task(task_path).cases
+    baseline, roofline = [None] * len(cases), []
     if timed:
         emit("phase", {"n": 0, "phase": "timing the initial kernel"})
         t = bench_times(task_path, None)
@@ -417,7 +418,7 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
             raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
         baseline, roofline = t["times"], t["roofline"]
     timing = {"available": timed, "reason": reason, "roofline": [x for x in roofline if x is not None]}
-    initial = {"cases": len(v.cases), "device": v.device, "note": v.held_out_note}
+    initial = {"validated_cases": len(v.cases), "device": v.device, "note": v.held_out_note, "cases": cases}
     return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
 
 

@@ -1,0 +1,95 @@
+"""`kopt optimize`: the loop on the command line, with a live view of the rounds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+OUTCOME_STYLE = {"improved": "bold green", "slower": "yellow", "untimed": "cyan", "incorrect": "red",
+                 "compile_error": "red", "timeout": "magenta", "crash": "red", "rejected": "red", "proposer_error": "dim"}
+
+
+def fmt_x(value: float | None) -> str:
+    return "-" if value is None else f"x{value:.2f}"
+
+
+def rounds_table(rounds: list[dict[str, Any]], title: str) -> Table:
+    table = Table(title=title, expand=False)
+    for col in ("#", "level", "hypothesis", "proposer", "outcome", "vs initial", "vs best", "s"):
+        table.add_column(col, overflow="fold")
+    for r in rounds:
+        table.add_row(str(r["n"]), r["level_reached"] or "-", r["hypothesis"][:110], r["proposer"],
+                      Text(r["outcome"], style=OUTCOME_STYLE.get(r["outcome"], "")), fmt_x(r["speedup_initial"]),
+                      fmt_x(r["speedup_best"]), f"{r['seconds']:.0f}")
+    return table
+
+
+class LiveView:
+    """Receives the loop's events and redraws the rounds table plus the current phase."""
+
+    def __init__(self, console: Console):
+        self.console, self.rounds, self.phase, self.title = console, [], "starting", "kopt optimize"
+        self.live = Live(self.render(), console=console, refresh_per_second=4, transient=False)
+
+    def render(self) -> Group:
+        return Group(rounds_table(self.rounds, self.title), Text(self.phase, style="dim"))
+
+    def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "run":
+            run = data["run"]
+            self.title = f"kopt optimize {Path(run['task_path']).name}  run {run['run_id']}"
+            self.rounds = []
+        elif kind == "phase":
+            self.phase = f"round {data['n']}: {data['phase']}..." if data["n"] else f"{data['phase']}..."
+        elif kind == "round":
+            self.rounds.append(data["round"])
+            r = data["round"]
+            self.phase = f"round {r['n']}: {r['outcome']}" + (f" - {r['message']}" if r.get("message") else "")
+        elif kind == "stop":
+            self.phase = f"stopped: {data['stop_reason']}"
+        self.live.update(self.render())
+
+
+@click.command("optimize")
+@click.argument("task", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--rounds", type=click.IntRange(1, 1000), default=None, help="Round budget (default 5).")
+@click.option("--minutes", type=click.FloatRange(0.1), default=None, help="Time budget in minutes.")
+@click.option("--proposer", type=click.Choice(["recipes", "llm", "auto"]), default=None,
+              help="Deterministic recipes, the LLM, or recipes first then the LLM when one is configured (default).")
+@click.option("--model", default=None, help="LLM model (overrides llm_model from settings).")
+@click.option("--resume", "resume", default=None, metavar="RUN", help="Continue a run from its last committed round.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the best kernel (default: TASK_kopt.py next to the task).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (no live view).")
+def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, proposer: str | None,
+                 model: str | None, resume: str | None, out: Path | None, as_json: bool) -> None:
+    """Optimize TASK in auditable, resumable rounds: diagnose, propose one candidate, validate, time, record."""
+    from kopt.optimize import optimize
+
+    kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out)
+    if as_json:
+        from kopt.cli import emit_json
+
+        emit_json(optimize(task, **kwargs))
+        return
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    view = LiveView(console)
+    with view.live:
+        summary = optimize(task, on_event=view, **kwargs)
+    console.line()
+    best = summary["best_round"]
+    if best:
+        console.print(f"best: round {best}, [bold green]{fmt_x(summary['speedup'])}[/] vs the initial kernel; "
+                      f"written to {summary['out']}")
+    elif not summary["timing"]["available"]:
+        console.print(f"no timed improvement: {summary['timing']['reason']}; nothing written")
+    else:
+        console.print("no candidate beat the initial kernel; nothing written")
+    console.print(f"report: kopt runs report {summary['run_id']}   resume: kopt optimize --resume {summary['run_id']}")

@@ -1,0 +1,138 @@
+"""`kopt runs list|show|diff|report`: read the rounds store of this workspace."""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kopt.errors import KoptError
+
+
+def _store():
+    from kopt.config import load_settings
+    from kopt.rounds.store import RoundsStore
+
+    state = load_settings().state_dir
+    if not (state / "rounds.sqlite").is_file():
+        raise KoptError(f"no rounds store in {state} (run `kopt optimize TASK` in this workspace first)")
+    return RoundsStore(state)
+
+
+def _console() -> Console:
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _emit(payload: object) -> None:
+    from kopt.cli import emit_json
+
+    emit_json(payload)
+
+
+@click.group("runs")
+def runs_cmd() -> None:
+    """Runs and rounds recorded by `kopt optimize` in this workspace."""
+
+
+@runs_cmd.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(as_json: bool) -> None:
+    """Every run: task, status, rounds, best speedup."""
+    from kopt.rounds.report import best_round
+
+    store = _store()
+    rows = []
+    for run in store.runs():
+        rounds = store.rounds(run.run_id)
+        best = best_round(rounds)
+        rows.append({"run_id": run.run_id, "task": run.task_path, "status": run.status, "stop_reason": run.stop_reason,
+                     "created": run.created, "rounds": len(rounds), "best_round": best.n if best else None,
+                     "speedup": best.speedup_initial if best else None})
+    if as_json:
+        return _emit(rows)
+    table = Table(title=f"runs in {store.root}")
+    for col in ("run", "task", "started", "status", "rounds", "best"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        started = datetime.datetime.fromtimestamp(r["created"]).strftime("%Y-%m-%d %H:%M")
+        best = f"round {r['best_round']} x{r['speedup']:.2f}" if r["best_round"] else "-"
+        table.add_row(r["run_id"], Path(r["task"]).name, started, r["status"], str(r["rounds"]), best)
+    _console().print(table)
+
+
+@runs_cmd.command("show")
+@click.argument("run_id", metavar="RUN")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show_cmd(run_id: str, as_json: bool) -> None:
+    """One run's rounds: level, hypothesis, proposer, outcome, speedups, and why rounds failed."""
+    from kopt.commands.optimize import rounds_table
+
+    store = _store()
+    run = store.run(run_id)
+    rounds = [r.to_dict() for r in store.rounds(run.run_id)]
+    if as_json:
+        return _emit({"run": run.to_dict(), "rounds": rounds})
+    console = _console()
+    console.print(f"run {run.run_id}: {run.task_path} - {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
+    console.print(f"timing: {run.timing.get('reason')}")
+    console.print(rounds_table(rounds, f"rounds of {run.run_id}"))
+    for r in rounds:
+        if r["message"]:
+            console.print(f"  round {r['n']} {r['outcome']}: {r['message']}")
+        for s in r["skipped"]:
+            console.print(f"  round {r['n']} passed over {s}", style="dim")
+
+
+@runs_cmd.command("diff")
+@click.argument("run_id", metavar="RUN")
+@click.argument("a")
+@click.argument("b")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def diff_cmd(run_id: str, a: str, b: str, as_json: bool) -> None:
+    """Unified diff between two rounds' candidates (0 = the initial kernel)."""
+    store = _store()
+    run = store.run(run_id)
+
+    def source(n: str) -> tuple[str, str]:
+        if not n.isdigit():
+            raise KoptError(f"round {n!r} is not a number (0 is the initial kernel)")
+        if int(n) == 0:
+            return "initial", store.get(run.task_hash)
+        rnd = store.round(run.run_id, int(n))
+        if rnd.candidate is None:
+            raise KoptError(f"round {n} of {run.run_id} has no candidate ({rnd.outcome}: {rnd.message})")
+        return f"round {n}", store.get(rnd.candidate)
+
+    (la, sa), (lb, sb) = source(a), source(b)
+    diff = "".join(difflib.unified_diff(sa.splitlines(True), sb.splitlines(True), la, lb))
+    if as_json:
+        return _emit({"run_id": run.run_id, "a": a, "b": b, "diff": diff})
+    click.echo(diff or f"{la} and {lb} are identical")
+
+
+@runs_cmd.command("report")
+@click.argument("run_id", metavar="RUN")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a self-contained HTML page with plots.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def report_cmd(run_id: str, html_path: Path | None, as_json: bool) -> None:
+    """The run as Markdown (and, with --html, a page with speedup, level and per-case plots)."""
+    from kopt.rounds.report import markdown, write_html
+
+    store = _store()
+    run = store.run(run_id)
+    rounds = store.rounds(run.run_id)
+    cases = run.initial.get("cases") or [{"case": i} for i in range(len(run.baseline))]
+    text = markdown(run, rounds, cases)
+    if html_path:
+        write_html(html_path, run, rounds, cases)
+    if as_json:
+        return _emit({"run_id": run.run_id, "markdown": text, "html": str(html_path) if html_path else None})
+    click.echo(text)
+    if html_path:
+        click.echo(f"HTML report: {html_path}")
