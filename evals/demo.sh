@@ -6,3 +6,11 @@ echo "== compile an example kernel to its IR stages (sm_90, no GPU needed)"
 $KOPT compile examples/vector_add.py --stage ptx | head -40
 echo "== validate it (the Triton interpreter on CPU, or the GPU when there is one)"
 $KOPT validate examples/vector_add.py
+echo "== ingest the knowledge the diagnosis cites: pass notes, patterns, the installed triton package (offline)"
+$KOPT ingest passes
+$KOPT ingest patterns
+$KOPT ingest triton-pkg
+echo "== diagnose an example: escalates L1 -> L3 and stops at the first grounded hypothesis"
+$KOPT diagnose examples/strided_scale.py --no-gpu
+echo "== ask why the load on line 15 is not vectorized (no LLM: the structured evidence answer)"
+$KOPT ask "why no vectorization here" --kernel examples/strided_scale.py:15 --offline
