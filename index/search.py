@@ -182,9 +182,9 @@ def _min_max(values: list[float]) -> list[float]:
 
 @cache
 def _query_embedding(model: str, query: str) -> list[float]:
-    from kopt.index.embed import encode
+    from kopt.index.embed import embed_query
 
-    return encode(model, [query])[0].tolist()
+    return embed_query(model, query)
 
 
 def open_index(settings) -> Index:

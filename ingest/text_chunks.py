@@ -80,7 +80,8 @@ def front_matter(source: str) -> tuple[dict, int]:
 def _as_list(value) -> list[str]:
     if value is None:
         return []
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    items = value if isinstance(value, list) else [value]
+    return [":".join(str(x) for x in v.values()) if isinstance(v, dict) else str(v) for v in items]
 
 
 def chunk_document(path: str, source: str, language: str, kind: str = "doc") -> list[Chunk]:

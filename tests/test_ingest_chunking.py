@@ -109,3 +109,16 @@ def test_bm25_vectors_share_ids_between_query_and_document():
     doc_ids, weights = doc_vector("void getContiguity() { return axisInfo.getContiguity(); }", avgdl=10)
     q_ids, _ = query_vector("contiguity")
     assert set(q_ids) <= set(doc_ids) and all(w > 0 for w in weights)
+
+
+def test_torch_only_query_embedding_matches_sentence_transformers():
+    import numpy as np
+
+    from kopt.index.bert_query import encode_query, supported
+    from kopt.index.embed import DEFAULT_MODEL, MAX_TOKENS, encode, model_dir
+
+    folder = model_dir(DEFAULT_MODEL)
+    assert supported(folder)
+    for query in ("software pipelining num_stages on hopper", "ttg.convert_layout " * 100):
+        fast = np.array(encode_query(folder, query, MAX_TOKENS))
+        assert float(fast @ encode(DEFAULT_MODEL, [query])[0]) > 0.9999
