@@ -125,9 +125,18 @@ def test_rounds_validated_before_recorded(workspace, env):
         assert wrong.structured_content["outcome"] == "incorrect"
         assert "NaN" in wrong.structured_content["message"] or "outside" in wrong.structured_content["message"]
 
+        phases: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            phases.append((done, total, message))
+
         right = await s.call_tool("record_round", {
             "run_id": run_id, "hypothesis": "a larger block keeps more bytes in flight", "evidence": EVIDENCE,
-            "candidate": "right.py", "finding_ids": ["untuned_config"], "pattern_id": "autotune_configs"})
+            "candidate": "right.py", "finding_ids": ["untuned_config"], "pattern_id": "autotune_configs"},
+            progress_callback=on_progress)
+        steps = [m.split(" (")[0] for _, _, m in phases]
+        assert steps.index("validating right.py") < steps.index("recording the round")
+        assert [d for d, _, _ in phases] == sorted(d for d, _, _ in phases) and phases[-1][1] == 4
         assert not right.is_error, right.content
         assert right.structured_content["outcome"] == "untimed"  # validated on CPU; no GPU to time it
         assert right.structured_content["speedup_initial"] is None
