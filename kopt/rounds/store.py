@@ -125,6 +125,9 @@ class RoundsStore:
                 raise KoptError(f"{self.root}: {what}: disk full; committed rounds are intact, free space and "
                                 "--resume the run") from exc
             raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: {text}") from exc
+        except sqlite3.IntegrityError as exc:
+            raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: already committed (is another kopt process "
+                            "running this run?)") from exc
         except sqlite3.DatabaseError as exc:
             raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: not a readable rounds store ({exc})") from exc
         except OSError as exc:
