@@ -42,8 +42,12 @@ NAMES = {
     "smem_conflicts_st": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
     "smem_wavefronts_ld": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
     "smem_wavefronts_st": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
-    "local_ld": ("smsp__sass_inst_executed_op_local_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
-    "local_st": ("smsp__sass_inst_executed_op_local_st.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"),
+    # ncu 2025.3 on the H200 reports spills as sass__inst_executed_register_spilling_op_{read,write}
+    # (seen in tests/fixtures/ncu/planted_raw.csv); older versions as local ld/st instructions.
+    "local_ld": ("sass__inst_executed_register_spilling_op_read", "smsp__sass_inst_executed_op_local_ld.sum",
+                 "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
+    "local_st": ("sass__inst_executed_register_spilling_op_write", "smsp__sass_inst_executed_op_local_st.sum",
+                 "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"),
 }
 _STALL = re.compile(r"^smsp__(?:average_warps_issue_stalled|average_warp_latency_issue_stalled|pcsamp_warps_issue_stalled)"
                     r"_(\w+?)(?:_per_issue_active\.ratio|_per_warp_active\.pct|\.ratio|\.pct|\.sum)?$")
