@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The suite campaign on the H200 (issue 7) and the synthesis experiment (issue 8), within a time budget.
+#
+# Run from the repository root on the GPU machine (Python 3.12, torch, triton 3.6, ncu on PATH):
+#   OUT=/tmp/out BUDGET_MIN=25 bash evals/device/campaign.sh
+# Knobs (environment): BUDGET_MIN (total wall minutes, default 25), GPUS (default all), ROUNDS (per operator,
+# default 8), OPS (comma list, default every evals/suite operator), POLICY_OPS (operators for the policy
+# comparison, default 8 of them), PHASES (default "suite policies synth").
+#
+# Phases, each given a share of the budget (jobs past their share are abandoned and stay resumable):
+#   suite     every operator, recipes only, --policy progressive (campaign "suite")            50%
+#   policies  POLICY_OPS under profile-only and always-deep (same campaign; progressive reused) 20%
+#   synth     synthesize from the first half's rounds, then the second half again with the
+#             synthesized patterns (campaign "synth-with"); "without" is the suite campaign's
+#             second half, run with the curated catalog only                                  25%
+# Writes under $OUT: suite.md and synth.md (sections for evals/RESULTS.md), plots/*.svg, suite.json,
+# synth-with.json, synthesize.json, patterns/ (what synthesis wrote), store.tar.gz (the rounds store:
+# merge or re-report locally with `kopt eval report --store DIR`), log.txt. The summary is printed last.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:?set OUT to the results folder}
+BUDGET_MIN=${BUDGET_MIN:-25}
+GPUS=${GPUS:-all}
+ROUNDS=${ROUNDS:-8}
+PHASES=${PHASES:-"suite policies synth"}
+POLICY_OPS=${POLICY_OPS:-"gelu,softmax,layernorm,row_sum,matmul_fp16,matmul_fp32,transpose2d,embedding"}
+WS=/tmp/kopt-campaign
+mkdir -p "$OUT" "$WS"
+export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home-without PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+
+cd "$ROOT"
+python3 -c "import kopt.index, kopt.cli" 2>/dev/null || pip install --no-deps --no-build-isolation -q -e . \
+  || { echo "kopt is not importable and could not be installed (pip install -e .)"; exit 1; }
+kopt() { (cd "$WS" && python3 -m kopt.cli "$@"); }
+
+ALL_OPS=${OPS:-$(ls "$ROOT"/evals/suite/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^_' | paste -sd, -)}
+N_OPS=$(echo "$ALL_OPS" | tr ',' '\n' | wc -l)
+N_GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
+[ "$GPUS" != all ] && N_GPUS=$GPUS
+HALF=$(( (N_OPS + 1) / 2 ))
+FIRST=$(echo "$ALL_OPS" | tr ',' '\n' | head -n "$HALF" | paste -sd, -)
+SECOND=$(echo "$ALL_OPS" | tr ',' '\n' | tail -n +"$((HALF + 1))" | paste -sd, -)
+echo "campaign: $N_OPS ops on $N_GPUS GPU(s), ${BUDGET_MIN} min, rounds $ROUNDS; workspace $WS"
+
+# per-operator minutes so that a phase of P minutes fits: P * workers / operators (at least 1)
+per_op() { python3 -c "print(max(1.0, round($1 * $N_GPUS / max($2, 1), 1)))"; }
+phase() {  # phase NAME SHARE_PERCENT OPS POLICY CAMPAIGN
+  local minutes=$(python3 -c "print($BUDGET_MIN * $2 / 100)") n=$(echo "$3" | tr ',' '\n' | wc -l)
+  local m=$(per_op "$minutes" "$n")
+  echo "== $1: $n ops x $4, ${m} min/op, phase ${minutes} min"
+  timeout "$(python3 -c "print(int($minutes * 60 + 60))")" \
+    bash -c "cd '$WS' && python3 -m kopt.cli eval suite --suite '$ROOT/evals/suite' --ops '$3' --policy '$4' \
+      --rounds $ROUNDS --minutes $m --gpus $GPUS --campaign $5 --job-timeout $(python3 -c "print(int($m * 120 + 120))") \
+      --json" > "$OUT/$5-$4.json" || echo "   $1 stopped at its time share (resumable)"
+}
+
+for p in $PHASES; do
+  case $p in
+    suite) phase suite 50 "$ALL_OPS" progressive suite ;;
+    policies) phase policies 10 "$POLICY_OPS" profile-only suite; phase policies 10 "$POLICY_OPS" always-deep suite ;;
+    synth)
+      RUNS=$(cd "$WS" && python3 - "$FIRST" <<'EOF'
+import sys
+from kopt.config import load_settings
+from kopt.rounds.store import RoundsStore
+first = set(sys.argv[1].split(","))
+s = RoundsStore(load_settings().state_dir)
+print(",".join(r.run_id for r in s.runs() if r.options.get("campaign") == "suite" and r.options.get("op") in first
+               and r.options.get("policy", "progressive") == "progressive"))
+EOF
+)
+      [ -z "$RUNS" ] && { echo "   no first-half runs to synthesize from"; continue; }
+      mkdir -p "$WS/home-with"
+      cp -r "$WS/home-without/." "$WS/home-with/" 2>/dev/null
+      KOPT_HOME=$WS/home-with kopt synthesize --runs "$RUNS" --json > "$OUT/synthesize.json" \
+        || echo "   synthesize failed (see log)"
+      cp -r "$WS/home-with/patterns" "$OUT/patterns" 2>/dev/null
+      KOPT_HOME=$WS/home-with phase synth 25 "$SECOND" progressive synth-with ;;
+  esac
+done
+
+echo "== report"
+rm -f "$OUT/suite.md" "$OUT/synth.md"
+kopt eval report --campaign suite --plots "$OUT/plots" --title "Suite campaign on the H200 (recipes)" --append "$OUT/suite.md"
+kopt eval report --campaign synth-with --plots "$OUT/plots/synth" --title "Second half with synthesized patterns" \
+  --append "$OUT/synth.md" 2>/dev/null
+kopt eval report --campaign suite --json > "$OUT/suite.json"
+(cd "$WS" && python3 - "$OUT" "$SECOND") <<'EOF'
+import json, sys
+from kopt.commands.eval_report import accounting
+from kopt.config import load_settings
+from kopt.suite_report import summarize
+out, second = sys.argv[1], set(sys.argv[2].split(","))
+state = load_settings().state_dir
+rows = {}
+for label, campaign in (("without", "suite"), ("with", "synth-with")):
+    res = [r for r in accounting([state], campaign)["results"] if r.op in second and r.policy == "progressive"]
+    s = summarize(res)
+    rows[label] = {k: s[k] for k in ("operators", "timed", "geomean_speedup", "median_best_round", "best_at_l1",
+                                     "improved", "median_rounds_to_90")}
+json.dump(rows, open(f"{out}/synth-compare.json", "w"), indent=1, default=str)
+lines = ["| second half | ops (timed) | geomean | median best round | best at L1 | median rounds to 90% |",
+         "|---|---|---|---|---|---|"]
+for label, s in rows.items():
+    g = f"{s['geomean_speedup']:.2f}x" if s["geomean_speedup"] else "-"
+    lines.append(f"| {label} synthesized patterns | {s['operators']} ({s['timed']}) | {g} | {s['median_best_round']} | "
+                 f"{s['best_at_l1']}/{s['improved']} | {s['median_rounds_to_90']} |")
+open(f"{out}/synth.md", "a").write("\n### With vs without synthesized patterns\n\n" + "\n".join(lines) + "\n")
+EOF
+(cd "$WS" && tar czf "$OUT/store.tar.gz" .kopt/rounds.sqlite .kopt/artifacts 2>/dev/null)
+echo "== summary"
+sed -n '/| figure/,/^$/p' "$OUT/suite.md"
+tail -4 "$OUT/synth.md"
