@@ -10,6 +10,7 @@ error, and a bug comes back as a tool error naming it instead of killing the ser
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -320,7 +321,7 @@ async def _step(ctx: Context, done: float, total: float, message: str, fn: Calla
 
 
 def _finding(f: Any) -> FindingModel:
-    return FindingModel.model_validate(f.to_dict() if hasattr(f, "to_dict") else f)
+    return FindingModel.model_validate(f.to_dict())
 
 
 # --- the rounds store --------------------------------------------------------------------------
@@ -619,8 +620,6 @@ def build_server(workspace: Path) -> MCPServer:
 def serve(workspace: Path, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
     """Run the server until the client goes away. The process works inside the workspace, so caches and
     the rounds store land under its .kopt/."""
-    import os
-
     server = build_server(workspace)
     os.chdir(Path(workspace).resolve())
     if transport == "stdio":
