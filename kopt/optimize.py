@@ -422,6 +422,12 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
     return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
 
 
+def _need_llm(options: dict[str, Any], settings: Any) -> None:
+    if options["proposer"] == "llm" and not settings.llm_provider:
+        raise KoptError("--proposer llm needs an LLM: set llm_provider (and llm_model, llm_base_url) in kopt.toml "
+                        "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL")
+
+
 def optimize(task: str | Path | None = None, *, rounds: int | None = None, minutes: float | None = None,
              proposer: str | None = None, model: str | None = None, resume: str | None = None,
              out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
@@ -436,6 +442,10 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
     if model:
         settings.llm_model = model
     emit = on_event or (lambda kind, data: None)
+    if not resume and task is None:
+        raise KoptError("give a TASK file, or --resume RUN")
+    if not resume and not Path(task).is_file():
+        raise KoptError(f"{task}: no such task file")
     store = RoundsStore(settings.state_dir)
     try:
         if resume:
@@ -452,17 +462,12 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
             store.set_status(run.run_id, "running", None, options)
             run = store.run(run.run_id)
         else:
-            if task is None:
-                raise KoptError("give a TASK file, or --resume RUN")
             task_path = Path(task).resolve()
-            if not task_path.is_file():
-                raise KoptError(f"{task}: no such task file")
             options = {**(tags or {}), "rounds": rounds or 5, "minutes": minutes, "proposer": proposer or "auto",
                        "model": settings.llm_model, "policy": policy or "progressive"}
+            _need_llm(options, settings)
             run = start_run(task_path, store, options, emit)
-        if run.options["proposer"] == "llm" and not settings.llm_provider:
-            raise KoptError("--proposer llm needs an LLM: set llm_provider (and llm_model, llm_base_url) in kopt.toml "
-                            "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL")
+        _need_llm(run.options, settings)
         return Optimizer(task_path, settings, store, run, emit, Path(out).resolve() if out else None).run()
     finally:
         store.close()

@@ -111,12 +111,10 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
     if only:
         space = {k: v for k, v in space.items() if k in only} or {k: v for k, v in
                                                                   _default_space(current, blocks, has_loop).items() if k in only}
-    notes = []
-    for name in list(space):
-        knob = knobs[name]
-        if knob.value is None and not (knob.absent and name in ("num_warps", "num_stages")):
-            notes.append(f"{name} is not a literal ({knob.where}); left as is")
-            del space[name]
+    computed = [n for n, k in knobs.items() if k.value is None and not (k.absent and n in LAUNCH_DEFAULTS)]
+    notes = [f"{n} is not a literal ({knobs[n].where}); left as is" for n in computed]
+    for name in computed:
+        space.pop(name, None)
     if "num_stages" in space and not has_loop:
         notes.append("num_stages only matters for a loop, and the kernel has none")
         del space["num_stages"]
