@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from kopt.retrieval_eval import Gold, Question, evaluate, first_rank, hit_answer
 REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "evals" / "retrieval" / "gold.yaml"
 PINS, QUESTIONS = load_gold(GOLD)
-TRITON_ROOT = Path(PINS["triton"]["root"])
+TRITON_ROOT = Path(os.environ.get("KOPT_TRITON_SRC", PINS["triton"]["root"]))  # the pinned checkout
 CORPUS_ROOTS = {"triton": TRITON_ROOT, "passes": REPO, "patterns": REPO}
 
 
@@ -157,8 +158,6 @@ def _kopt(*args, env, cwd):
 
 def test_cli_end_to_end_on_real_index(tmp_path):
     """Ingest three patterns into a fresh index, then score a question whose answer is known."""
-    import os
-
     env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
     if _kopt("ingest", "--help", env=env, cwd=REPO).returncode != 0:
         pytest.skip("`kopt ingest` is not built yet")
