@@ -2,7 +2,7 @@
 
 Every ingest builds into a staging collection recorded in the catalog under `building`; only
 when it is complete does the catalog point the corpus at it (one atomic write) and drop the old
-one. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
+one; when nothing changed, nothing is rewritten. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
 into the same staging collection, skips what is already there, and never duplicates.
 """
 
@@ -132,6 +132,10 @@ def _build(backend, name, source, model, records, avgdl, reg, progress, cache, d
            text_hash, doc_vector) -> dict:
     catalog = backend.read_catalog()
     served = catalog["corpora"].get(name)
+    old_ids = ({pid for pid, _ in backend.scroll(served["collection"], payload=False)}
+               if served and served["collection"] in backend.names() else set())
+    if served and served["version"] == source.version and served["model"] == model and old_ids == records.keys():
+        return {"collection": served["collection"], "new": 0, "reused": len(records), "deleted": 0, "embedded": 0}
     staging = catalog["building"].get(name)
     if not (staging and staging["version"] == source.version and staging["model"] == model
             and staging["collection"] in backend.names()):
@@ -146,7 +150,6 @@ def _build(backend, name, source, model, records, avgdl, reg, progress, cache, d
 
     present = {pid for pid, _ in backend.scroll(coll, payload=False)}
     backend.delete(coll, sorted(present - records.keys()))  # left over by an earlier, different attempt
-    old_ids = {pid for pid, _ in backend.scroll(served["collection"], payload=False)} if served and served["collection"] in backend.names() else set()
     todo = [pid for pid in records if pid not in present]
 
     texts = {pid: embed_text(records[pid].header, records[pid].body) for pid in todo}
