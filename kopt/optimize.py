@@ -104,6 +104,8 @@ class Optimizer:
         self.work.mkdir(parents=True, exist_ok=True)
         self.index: Any = None
         self.llm: Any = None
+        self.proposal: Any = None  # the recipe Proposal behind the current candidate (None for the LLM)
+        self._task: Any = None
 
     # --- state from the store ------------------------------------------------------------------
 
@@ -275,7 +277,7 @@ class Optimizer:
     def task(self):
         from kopt.task import load_task
 
-        if not hasattr(self, "_task"):
+        if self._task is None:
             self._task = load_task(self.task_path)
         return self._task
 
@@ -285,7 +287,7 @@ class Optimizer:
         """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best."""
         from kopt.rewrite.guard import check_candidate
 
-        proposal = getattr(self, "proposal", None)
+        proposal = self.proposal
         variants = [(v.label, v.source) for v in proposal.variants] if proposal else [(candidate.label, candidate.source)]
         if not self.timed:
             # the interpreter cannot run @triton.autotune: validate its configs as fixed launches instead

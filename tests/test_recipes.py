@@ -99,9 +99,16 @@ def test_launch_config_search_changes_only_the_launch(tmp_path):
     assert {v.config["BLOCK_SIZE"] for v in proposal.variants} == {512, 2048, 4096}
 
 
-def test_launch_config_search_refuses_computed_blocks():
+def test_launch_config_search_leaves_computed_blocks_alone():
+    before = src("softmax")
     with pytest.raises(NotApplicable, match=r"BLOCK_SIZE is not a literal \(line 23: block = triton.next_power_of_2"):
-        propose("launch_config_search", src("softmax"))
+        propose("launch_config_search", before, Context(params={"BLOCK": [512, 1024]}))
+    # warps never change results: a computed num_warps may become a literal, the computed block stays
+    proposal = propose("launch_config_search", before)
+    assert {v.label for v in proposal.variants} == {"num_warps=4", "num_warps=8"}
+    for v in proposal.variants:
+        (minus, plus) = changed_lines(before, v.source)
+        assert plus.endswith(f"BLOCK_SIZE=block, num_warps={v.config['num_warps']})")
 
 
 def test_matmul_launch_search_keeps_shared_memory_in_bounds():
@@ -122,7 +129,8 @@ def test_autotune_makes_the_grid_follow_the_config_and_compiles():
     tuned = proposal.variants[0].source
     assert "@triton.autotune(" in tuned and "key=['M', 'N', 'K']" in tuned
     assert 'grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)' in tuned
-    assert "BLOCK_M=BLOCK_M" not in tuned and "num_warps=4, num_stages=3)" not in tuned
+    assert "BLOCK_M=BLOCK_M" not in tuned
+    assert "a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))\n" in tuned
     assert all(v.config for v in proposal.variants[1:])  # each config also as a fixed launch
     path = Path(__import__("tempfile").mkdtemp()) / "matmul_autotuned.py"
     path.write_text(tuned)

@@ -28,13 +28,18 @@ class Launch:
 
 @dataclass
 class Knob:
-    """A launch parameter and the node that sets it: an int literal (tunable) or None (computed or absent)."""
+    """A launch parameter and the node that sets it: an int literal (tunable), an expression (computed), or
+    nothing (absent)."""
 
     name: str
-    value: int | None
-    node: cst.Integer | None  # replace this node to change the value
+    value: int | None  # None when computed or absent
+    node: cst.BaseExpression | None  # the literal to replace; for a computed knob, the launch argument's value
     where: str  # "line N: how it is set", for messages
     absent: bool = False  # not passed at all: set it by adding a keyword argument
+
+    @property
+    def computed(self) -> bool:
+        return self.value is None and not self.absent
 
 
 class Source:
@@ -108,8 +113,8 @@ class Source:
                 return Knob(name, int(lit.value, 0), lit, f"line {self.line(lit)}: {value.value} = {lit.value}")
             if bound:
                 stmt, expr = bound[-1]
-                return Knob(name, None, None, f"line {self.line(stmt)}: {value.value} = {self.code(expr)} (computed)")
-        return Knob(name, None, None, f"line {self.line(value)}: {name}={self.code(value)} (computed)")
+                return Knob(name, None, value, f"line {self.line(stmt)}: {value.value} = {self.code(expr)} (computed)")
+        return Knob(name, None, value, f"line {self.line(value)}: {name}={self.code(value)} (computed)")
 
     def rewrite(self, replacements: dict[int, object]) -> str:
         """The file with each node whose id() is a key replaced (by a node, or by f(updated node));

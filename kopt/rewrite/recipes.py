@@ -86,7 +86,7 @@ def _map_key(key: str, blocks: list[str]) -> str | None:
 
 
 def _default_space(current: dict[str, int], blocks: list[str], has_loop: bool) -> dict[str, list[int]]:
-    space = {b: sorted({max(16, current[b] // 2), current[b], current[b] * 2}) for b in blocks if b in current}
+    space = {b: sorted({max(16, current[b] // 2), current[b], current[b] * 2}) for b in blocks if current.get(b)}
     space["num_warps"] = [4, 8]
     if has_loop:
         space["num_stages"] = [2, 3, 4]
@@ -99,8 +99,8 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
     blocks = _block_knobs(launch, kernel)
     names = blocks + ["num_warps", "num_stages"]
     knobs = {n: src.knob(launch, n) for n in names}
-    current = {n: k.value for n, k in knobs.items() if k.value is not None}
-    current = {**LAUNCH_DEFAULTS, **current}
+    current = {**LAUNCH_DEFAULTS, **{n: k.value for n, k in knobs.items() if k.value is not None}}
+    current.update({n: None for n, k in knobs.items() if k.computed})  # unknown until run time: never "current"
     has_loop = bool(m.findall(kernel, m.For() | m.While()))
     requested = {}
     for key, values in ctx.params.items():
@@ -111,7 +111,9 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
     if only:
         space = {k: v for k, v in space.items() if k in only} or {k: v for k, v in
                                                                   _default_space(current, blocks, has_loop).items() if k in only}
-    computed = [n for n, k in knobs.items() if k.value is None and not (k.absent and n in LAUNCH_DEFAULTS)]
+    # a computed block may be what the kernel's correctness rests on (a whole row per program): left alone;
+    # warps and stages never change results, so a computed one may be replaced by a literal
+    computed = [n for n, k in knobs.items() if k.computed and n not in LAUNCH_DEFAULTS]
     notes = [f"{n} is not a literal ({knobs[n].where}); left as is" for n in computed]
     for name in computed:
         space.pop(name, None)
@@ -128,6 +130,7 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
             configs.append(config)
     if not configs:
         raise NotApplicable(f"every config in {space} equals the current one or exceeds shared memory")
+    configs = [{k: v for k, v in c.items() if v is not None} for c in configs]
     middle = {k: sorted(space[k])[len(space[k]) // 2] for k in keys}
     configs.sort(key=lambda c: sum(c[k] != middle[k] for k in keys))
     if len(configs) > MAX_VARIANTS:
@@ -137,7 +140,7 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
 
 
 def _valid(config: dict[str, int], blocks: list[str]) -> bool:
-    return all(config[b] > 0 and config[b] & (config[b] - 1) == 0 for b in blocks if b in config)
+    return all(config[b] > 0 and config[b] & (config[b] - 1) == 0 for b in blocks if config.get(b) is not None)
 
 
 def _fits(config: dict[str, int], src: Source) -> bool:
@@ -145,7 +148,7 @@ def _fits(config: dict[str, int], src: Source) -> bool:
     if not all(k in config for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
         return True
     elem = 2 if ("float16" in src.module.code or "bfloat16" in src.module.code) else 4
-    stages = max(1, config.get("num_stages", 3) - 1)
+    stages = max(1, (config.get("num_stages") or 3) - 1)
     return stages * (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * elem <= SMEM_LIMIT
 
 
@@ -154,7 +157,7 @@ def _with_config(src: Source, launch: Launch, knobs: dict[str, Any], config: dic
     added = []
     for name, value in config.items():
         knob = knobs.get(name)
-        if knob is None or (knob.value if knob.value is not None else LAUNCH_DEFAULTS.get(name)) == value:
+        if knob is None or value is None or (not knob.computed and (knob.value or LAUNCH_DEFAULTS.get(name)) == value):
             continue
         if knob.node is not None:
             replacements[id(knob.node)] = cst.Integer(str(value))
@@ -181,7 +184,9 @@ class _AddArgs:
 
 
 def _label(config: dict[str, int], knobs: dict[str, Any]) -> str:
-    def now(k: str) -> int | None:
+    def now(k: str) -> int | str | None:
+        if k in knobs and knobs[k].computed:
+            return "computed"
         return knobs[k].value if k in knobs and knobs[k].value is not None else LAUNCH_DEFAULTS.get(k)
 
     return " ".join(f"{k}={v}" for k, v in config.items() if now(k) != v) or "current"
@@ -191,7 +196,8 @@ def launch_config_search(src: Source, ctx: Context, only: tuple[str, ...] = (), 
     launch, knobs, configs, notes = _search(src, ctx, only)
     variants = [Variant(_label(c, knobs), _with_config(src, launch, knobs, c), c) for c in configs]
     varied = [n for n in knobs if len({v.config.get(n) for v in variants}) > 1 or variants[0].label.count(n)]
-    now = ", ".join(f"{n}={knobs[n].value if knobs[n].value is not None else LAUNCH_DEFAULTS.get(n)}" for n in varied)
+    now = ", ".join(f"{n}={'computed' if knobs[n].computed else knobs[n].value or LAUNCH_DEFAULTS.get(n)}"
+                    for n in varied)
     summary = f"{launch.kernel} launch at line {launch.line}: {len(variants)} config(s) of {', '.join(varied)} (now {now})"
     return Proposal(recipe, summary + (f" ({'; '.join(notes)})" if notes else ""), variants)
 
