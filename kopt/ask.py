@@ -15,7 +15,7 @@ from typing import Any
 from kopt.diagnose.findings import FINDING_IDS, Finding
 from kopt.errors import KoptError
 
-SYSTEM = ("You explain why a Triton GPU kernel performs as it does. Use ONLY the facts and sources given; cite "
+SYSTEM = ("You explain why a Triton kernel (NVIDIA GPU or Ascend NPU) performs as it does. Use ONLY the facts and sources given; cite "
           "sources as [n]; say plainly when they do not answer the question. End with the concrete fix.")
 
 
@@ -76,21 +76,20 @@ def _fact_lines(facts: list[dict[str, Any]]) -> list[str]:
 
 def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any) -> list[Finding]:
     """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
-    from kopt.diagnose.escalate import compile_failure
-    from kopt.diagnose.l3 import attribute
+    from kopt.diagnose.escalate import compile_failure, lower_and_attribute
     from kopt.errors import CompileError
-    from kopt.harness.compile import compile_task
-    from kopt.task import load_task
 
-    task = load_task(path)
+    if not path.is_file():
+        raise KoptError(f"{path}: no such task file")
+    path = path.resolve()
     try:
-        report = attribute(compile_task(task, target=settings.target, trajectory=True), task.path)
+        _, report = lower_and_attribute(path, settings.target)
     except CompileError as exc:
         return [compile_failure(exc)]
     if line is None and report.findings:
         line = report.findings[0].kernel_lines[0] if report.findings[0].kernel_lines else None
     answer.line = line
-    facts = report.facts_at(line, str(task.path)) if line else []
+    facts = report.facts_at(line, str(path)) if line else []
     answer.facts = _fact_lines(facts)
     if line and not facts:
         lines = sorted({int(k.rpartition(":")[2]) for k in report.lines})
@@ -113,7 +112,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         index: Any = None, llm: Any = None) -> Answer:
     """Answer from evidence; `llm` None means the structured offline answer."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import _open_index, catalog_patterns
+    from kopt.diagnose.escalate import _open_index, catalog_patterns, target_family
     from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
     from kopt.patterns import load_patterns
 
@@ -127,7 +126,9 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     answer = Answer(question, str(kernel) if kernel else None, line)
     if index is None:
         answer.notes.append(answer_note)
-    corpus, stale = compiler_corpus(index)
+    family = target_family(settings.target)
+    compiler = "triton-ascend" if family == "ascend" else "triton"
+    corpus, stale = compiler_corpus(index, compiler)
     if stale:
         answer.notes.append(stale)
     findings = _kernel_evidence(answer, Path(kernel), line, settings) if kernel else []
@@ -135,14 +136,14 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     seen: set[str] = set()
     for f in findings[:2]:
         answer.findings_text.append(f"{f.id} ({f.confidence:.2f}): {f.message}")
-        deep = escalate_l4(f, index, settings) if f.id != "compile_failure" else f
+        deep = escalate_l4(f, index, settings, family=compiler) if f.id != "compile_failure" else f
         answer.mechanism += [m for m in mechanism_of(deep) if m not in answer.mechanism]
         answer.fix += [c for c in deep.conditions if c not in answer.fix]
         answer.citations += _cite(deep.evidence, seen)
-        for pid in f.patterns or catalog_patterns(f.id, set(), list(catalog.values())):
+        for pid in f.patterns or catalog_patterns(f.id, set(), list(catalog.values()), family, f.message):
             if pid in catalog and f"pattern {pid}: {catalog[pid].title}" not in answer.fix:
                 answer.fix.append(f"pattern {pid}: {catalog[pid].title}")
-        for note in notes_for(f)[:1]:
+        for note in notes_for(f, corpus=compiler)[:1]:
             answer.symbols += [s for a in note.anchors[:4]
                                if (s := f"{a['path']}:{a['symbol']}@{note.version}") not in answer.symbols]
     if corpus:

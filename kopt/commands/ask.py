@@ -8,7 +8,7 @@ import click
 @click.command("ask")
 @click.argument("question")
 @click.option("--kernel", help="A task file, optionally with a source line: TASK[:LINE].")
-@click.option("--target", help="Compile target, e.g. sm_90 (default: settings.target, else sm_90).")
+@click.option("--target", help="sm_NN (NVIDIA; default: settings.target, else sm_90) or ascend[:ARCH] (triton-ascend).")
 @click.option("--offline", is_flag=True, help="Ignore a configured LLM; give the structured evidence answer.")
 @click.option("--json", "as_json", is_flag=True)
 def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool, as_json: bool) -> None:

@@ -14,7 +14,7 @@ import click
 @click.option("--no-gpu", is_flag=True, help="Skip L2 (profiling) even when a GPU is visible.")
 @click.option("--case", "case", type=int, help="Index into CASES to compile/profile (default: the first).")
 @click.option("--failed", multiple=True, help="A finding or pattern id already tried without a win (repeatable).")
-@click.option("--target", help="Compile target, e.g. sm_90 (default: settings.target, else the local GPU or sm_90).")
+@click.option("--target", help="sm_NN (NVIDIA; default: settings.target, else the local GPU or sm_90) or ascend[:ARCH].")
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnosis as JSON.")
 def diagnose_cmd(task: Path, level: str, no_gpu: bool, case: int | None, failed: tuple[str, ...], target: str | None,
                  as_json: bool) -> None:

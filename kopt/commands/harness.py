@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kopt.errors import KoptError
 
-STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "all")
+STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")
 
 
 def _console() -> Console:
@@ -38,18 +38,25 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 @click.command("compile")
 @click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this IR stage (all: every stage).")
-@click.option("--target", default=None, help="GPU target, e.g. sm_90 (default: the local GPU, else sm_90).")
+@click.option("--target", default=None,
+              help="sm_NN (NVIDIA; default: the local GPU, else sm_90) or ascend[:ARCH] (triton-ascend toolchain).")
 @click.option("--case", "case_index", type=int, default=0, show_default=True, help="Index into CASES for the launch.")
 @click.option("--trajectory", is_flag=True, help="Also record the pass-by-pass IR (MLIR dump).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: int, trajectory: bool, as_json: bool) -> None:
     """AOT-compile a task's kernels (no GPU needed) and show IR stages and resource usage."""
     from kopt.config import load_settings
+    from kopt.diagnose.escalate import target_family
+
+    target = target or load_settings().target
+    if target_family(target) == "ascend":
+        return _compile_ascend(task, stage, target, case_index, trajectory, as_json)
     from kopt.harness.compile import compile_task
     from kopt.harness.compiled import STAGES
     from kopt.task import load_task
 
-    target = target or load_settings().target
+    if stage == "ttadapter":
+        raise KoptError("--stage ttadapter is an Ascend stage: add --target ascend")
     stages = list(STAGES) if stage in ("all", None) else [stage]
     kernels = compile_task(load_task(task), case=case_index, target=target, trajectory=trajectory, stages=stages)
     try:
@@ -146,6 +153,49 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
         console.print(f"ceilings: copy {ceil.get('copy_gbps', 0):.0f} GB/s; matmul TFLOP/s: {rates}")
     if not result.ok:
         raise KoptError(f"{candidate or task}: {result.reason}: {result.message}")
+
+
+def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int, trajectory: bool, as_json: bool) -> None:
+    """`kopt compile --target ascend`: TTIR and ttadapter through the triton-ascend toolchain, with how each
+    load/store was lowered (block copy or scalar loop) and the on-chip buffer footprint."""
+    from kopt.diagnose.l3_ascend import UB_BYTES, ascend_facts
+    from kopt.harness.ascend import ASCEND_STAGES, compile_ascend
+
+    if stage not in (None, "all", *ASCEND_STAGES):
+        raise KoptError(f"--stage {stage} is not an Ascend stage; Ascend stages: {', '.join(ASCEND_STAGES)}")
+    _must_exist(task)
+    stages = list(ASCEND_STAGES) if stage in ("all", None) else [stage]
+    kernels = compile_ascend(task, target=target, case=case_index, trajectory=trajectory)
+    facts = {k.name: ascend_facts(k) for k in kernels}
+    try:
+        if as_json:
+            _emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), "ascend": facts[k.name].to_dict()}
+                        for k in kernels])
+            return
+        console = _console()
+        table = Table(title=f"{task} (case {case_index}) compiled")
+        for col in ("kernel", "line", "target", "grid", "cores", "block copies", "scalar loops", "UB buffers", "binary"):
+            table.add_column(col)
+        for k in kernels:
+            f = facts[k.name]
+            loops = [a for a in f.accesses if a.lowering == "scalar_loop"]
+            table.add_row(k.name, f"{Path(k.source_file).name}:{k.first_line}", k.target, str(tuple(k.grid)), f.mix_mode,
+                          str(len(f.accesses) - len(loops)),
+                          ", ".join(f"{a.op}@{a.line} ({a.cause})" for a in loops) or "0",
+                          f"{f.buffer_bytes // 1024} of {UB_BYTES // 1024} KB", "yes" if "npubin" in k.asm else "no (no CANN)")
+        console.print(table)
+        for k in kernels:
+            for name in (stages if stage else []):
+                click.echo(f"\n// ===== {k.name} {name} ({k.target}) =====")
+                click.echo(k.asm.get(name, "(not produced)"))
+            if trajectory:
+                click.echo(f"\n// ===== {k.name}: {len(k.trajectory)} adapter passes, in order =====")
+                for i, (pass_name, _) in enumerate(k.trajectory):
+                    click.echo(f"{i:3d}  {pass_name}")
+        if stage is None:
+            click.echo(f"stages: {', '.join(ASCEND_STAGES)} (show one with --stage)")
+    except BrokenPipeError:
+        _quiet_broken_pipe()
 
 
 def _must_exist(*paths: Path | None) -> None:

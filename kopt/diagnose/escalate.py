@@ -53,10 +53,48 @@ def grounded(finding: Finding, failed: set[str]) -> bool:
             and bool(finding.patterns or finding.conditions))
 
 
-def catalog_patterns(finding_id: str, failed: set[str], catalog: list) -> list[str]:
-    """Catalog patterns that list the finding as a symptom, proven ones first, minus those already tried."""
-    fitting = [p for p in catalog if finding_id in p.finding_ids and p.id not in failed]
-    fitting.sort(key=lambda p: (p.finding_ids.index(finding_id), -p.win_rate, p.recipe_name is None, p.id))
+def target_family(target: str | None) -> str:
+    """'ascend' for ascend[:ARCH] targets, else 'nvidia' (sm_90, 90, None)."""
+    return "ascend" if (target or "").split(":", 1)[0].strip().lower() == "ascend" else "nvidia"
+
+
+def for_target(catalog: list, family: str) -> list:
+    """The patterns that speak about the target: Ascend patterns say `ascend` in applies_to, the rest are NVIDIA's."""
+    return [p for p in catalog if ("ascend" in p.applies_to) == (family == "ascend")]
+
+
+def lower_and_attribute(path: Path, target: str | None, case: int | None = None) -> tuple[list, Any]:
+    """Compile through the target's toolchain and attribute the lowered code to source lines: (kernels, L3Report).
+    Raises CompileError when the kernel does not compile."""
+    if target_family(target) == "ascend":
+        from kopt.diagnose.l3_ascend import attribute_ascend
+        from kopt.harness.ascend import compile_ascend
+
+        compiled = compile_ascend(path, target=target, case=case, trajectory=True)
+        return compiled, attribute_ascend(compiled, path)
+    from kopt.diagnose.l3 import attribute
+    from kopt.harness.compile import compile_task
+    from kopt.task import load_task
+
+    task = load_task(path)
+    compiled = compile_task(task, case=case, target=target, trajectory=True)
+    return compiled, attribute(compiled, task.path)
+
+
+def catalog_patterns(finding_id: str, failed: set[str], catalog: list, family: str = "nvidia", about: str = "") -> list[str]:
+    """The target's catalog patterns that list the finding as a symptom, proven ones first, minus those tried.
+    `about` (the finding's message) breaks ties: the pattern whose title shares most words with it, counting
+    only words no other fitting title has (a gather finding picks the gather pattern), wins."""
+    from collections import Counter
+
+    from kopt.diagnose.l4 import words
+
+    fitting = [p for p in for_target(catalog, family) if finding_id in p.finding_ids and p.id not in failed]
+    titles = {p.id: words(p.title) for p in fitting}
+    seen = Counter(w for t in titles.values() for w in t)
+    said = words(about) if about else set()
+    fitting.sort(key=lambda p: (p.finding_ids.index(finding_id), -p.win_rate,
+                                -sum(1 for w in said & titles[p.id] if seen[w] == 1), p.recipe_name is None, p.id))
     return [p.id for p in fitting[:3]]
 
 
@@ -144,9 +182,15 @@ class _Run:
 
         self.path, self.level, self.gpu, self.case, self.failed = task_path, level, gpu, case, failed
         self.settings, self.index = settings, index
-        self.catalog = load_patterns()
+        self.family = target_family(settings.target)
+        self.catalog = for_target(load_patterns(), self.family)
         self.found: list[Finding] = []
         self.diag = Diagnosis(str(task_path), settings.target or "sm_90")
+        self.untestable = None
+        if self.family == "ascend":
+            from kopt.harness.ascend import npu_missing
+
+            self.untestable = npu_missing()
 
     def record(self, level: str, status: str, reason: str, findings: list[Finding] | None = None,
                started: float | None = None) -> None:
@@ -161,8 +205,8 @@ class _Run:
         if any(f.id == "compile_failure" for f in self.found):
             return "the kernel does not compile; the compile failure is the finding"
         best = next((f for f in merge(self.found, self.failed) if grounded(f, self.failed)), None)
-        if best is None or done == "L2":
-            return None
+        if best is None or done == "L2" or self.untestable:
+            return None  # with no NPU a rewrite cannot be measured, so the compiler's own conditions are worth L4
         return (f"{done} yielded a grounded, actionable hypothesis: {best.id} (confidence {best.confidence:.2f}"
                 f"{', patterns ' + ', '.join(best.patterns[:2]) if best.patterns else ''})")
 
@@ -183,6 +227,9 @@ class _Run:
         t = time.perf_counter()
         if not self.gpu:
             return self.record("L2", "skipped", "--no-gpu")
+        if self.family == "ascend":
+            return self.record("L2", "unavailable", f"Ascend profiling needs an NPU: {self.untestable}" if self.untestable
+                               else "Ascend profiling (msprof) is not wired into kopt yet; L3/L4 read the compiler")
         why = gpu_unavailable()
         if why:
             return self.record("L2", "unavailable", why)
@@ -196,22 +243,17 @@ class _Run:
         self.record("L2", "used", "Nsight Compute symptoms (they say what, L3 says why)", findings, t)
 
     def l3(self) -> None:
-        from kopt.diagnose.l3 import attribute
-        from kopt.harness.compile import compile_task
-        from kopt.task import load_task
-
         t = time.perf_counter()
-        task = load_task(self.path)
         try:
-            compiled = compile_task(task, case=self.case, target=self.settings.target, trajectory=True)
+            compiled, report = lower_and_attribute(self.path, self.settings.target, self.case)
         except CompileError as exc:
             return self.record("L3", "used", "the kernel does not compile", [compile_failure(exc)], t)
-        report = attribute(compiled, self.path)
         self.diag.l3 = report
         self.diag.target = compiled[0].target if compiled else self.diag.target
         for f in report.findings:
-            f.patterns = f.patterns or catalog_patterns(f.id, self.failed, self.catalog)
-        reason = "lowered code (TTGIR, PTX, SASS, ptxas, pass trajectory) mapped to source lines"
+            f.patterns = f.patterns or catalog_patterns(f.id, self.failed, self.catalog, self.family, f.message)
+        reason = ("adapter IR (TTIR, ttadapter, adapter pass trajectory) mapped to source lines" if self.family == "ascend"
+                  else "lowered code (TTGIR, PTX, SASS, ptxas, pass trajectory) mapped to source lines")
         if report.notes:
             reason += "; " + "; ".join(report.notes)
         self.record("L3", "used", reason, report.findings, t)
@@ -231,10 +273,17 @@ class _Run:
             if f.id == "compile_failure":
                 explained.append(emitter_evidence(base, self.index) if self.index else base)
             else:
-                explained.append(escalate_l4(base, self.index, self.settings))
-        problem = getattr(self, "index_problem", None) or compiler_corpus(self.index)[1]
+                explained.append(escalate_l4(base, self.index, self.settings, family=self.compiler))
+        problem = getattr(self, "index_problem", None) or compiler_corpus(self.index, self.compiler)[1]
         reason = f"explained {', '.join(f.id for f in targets)} from pass notes and compiler source"
+        if self.untestable and self.level == "auto":
+            reason += " (no NPU here to measure a rewrite, so the compiler's own conditions are the check)"
         self.record("L4", "used", reason + (f"; {problem}" if problem else ""), explained, t)
+
+    @property
+    def compiler(self) -> str:
+        """The compiler family L4 reads: the Triton the target compiles with."""
+        return "triton-ascend" if self.family == "ascend" else "triton"
 
     def run(self) -> Diagnosis:
         steps = {"L1": self.l1, "L2": self.l2, "L3": self.l3, "L4": self.l4}

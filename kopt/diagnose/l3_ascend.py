@@ -234,6 +234,11 @@ def _scalar_loop(frame: _Frame, line: int | None, consts: dict[str, int], loaded
     return Access(line=line, op=op, lowering="scalar_loop", mask="none", cause=cause, elements=elements, piece=piece)
 
 
+def _kebab(name: str) -> str:
+    """TritonToUnstructure -> triton-to-unstructure (the pass notes' and flags' spelling)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
+
+
 def _introducing_pass(trajectory: list, marker: str) -> str | None:
     """The first pass after which `marker` appears (the trajectory holds the IR *before* each pass)."""
     for i, (_, ir) in enumerate(trajectory):
@@ -280,7 +285,8 @@ def analyze_ascend(compiled: list[CompiledKernel], task_path: str | Path) -> lis
                     evidence=[Evidence("L3", "ttadapter", f"scf.for {{ExtractedLoadOrStore}} at line {a.line} "
                                        f"({a.cause}); introduced by {facts.scalarized_by or 'TritonToUnstructure'}",
                                        data={**asdict(a), "kernel": kernel.name, "target": kernel.target,
-                                             "compiler_ref": SCALARIZER_REF},
+                                             "compiler_ref": SCALARIZER_REF,
+                                             "pass_name": _kebab(facts.scalarized_by or "TritonToUnstructure")},
                                        location=where(a.line))]))
             elif a.mask == "select" and a.op == "load":
                 findings.append(Finding(
@@ -308,3 +314,35 @@ def analyze_ascend(compiled: list[CompiledKernel], task_path: str | Path) -> lis
                                          "ub_source": f"third_party/ascend/backend/runtime/utils.py:41@{ASCEND_REV}"},
                                    location=where(big["line"]))]))
     return findings
+
+
+def _access_summary(a: Access) -> str:
+    if a.lowering == "scalar_loop":
+        n = f"{a.elements} " if a.elements else ""
+        piece = "one-element" if all(d == 1 for d in a.piece) else f"{'x'.join(map(str, a.piece))}-element"
+        return (f"{a.op}: lowered to a scalar loop (scf.for {{ExtractedLoadOrStore}}) of {n}{piece} {a.op}s "
+                f"per program; cause: {_CAUSES[a.cause][0]}")
+    mask = {"bounded": "mask bounded to a subview", "select": "mask not bounded: whole block read, then arith.select",
+            "none": "no mask"}[a.mask]
+    return (f"{a.op}: one block copy of {'x'.join(map(str, a.shape))} {a.dtype} (strides {', '.join(a.strides)}) "
+            f"between global memory and the Unified Buffer; {mask}")
+
+
+def attribute_ascend(compiled: list[CompiledKernel], task_path: str | Path):
+    """The Ascend L3 as the shared L3Report: per-line access facts, per-kernel buffers, the findings."""
+    from kopt.diagnose.l3 import L3Report
+
+    report = L3Report()
+    for kernel in compiled:
+        if "ttadapter" not in kernel.asm:
+            report.notes.append(f"{kernel.name}: no ttadapter IR in the compiled record; Ascend L3 needs it")
+            continue
+        facts = ascend_facts(kernel)
+        report.kernels.append({"kernel": kernel.name, "target": kernel.target, "mix_mode": facts.mix_mode,
+                               "buffer_bytes": facts.buffer_bytes, "ub_bytes": UB_BYTES,
+                               "scalarized_by": facts.scalarized_by, "cube_lines": facts.cube_lines})
+        for a in facts.accesses:
+            report.lines.setdefault(f"{task_path}:{a.line}", []).append(
+                {"kind": a.op, "kernel": kernel.name, "summary": _access_summary(a), **asdict(a)})
+    report.findings = analyze_ascend(compiled, task_path)
+    return report

@@ -19,9 +19,10 @@ from kopt.diagnose.findings import FINDING_IDS, Evidence, Finding
 from kopt.errors import KoptError
 from kopt.passnotes import PassNote, load_pass_notes
 
-COMPILER_CORPORA = {"triton": ("triton", "triton-pkg"), "triton-ascend": ("triton-ascend",)}
-INGEST_HINT = {"triton": "`kopt ingest triton-pkg` (no checkout needed) or `kopt ingest triton --path DIR`",
-               "triton-ascend": "`kopt ingest triton-ascend --path DIR`"}
+# Per compiler family, the corpora to cite, richest first: a checkout, else the installed package.
+COMPILER_CORPORA = {"triton": ("triton", "triton-pkg"), "triton-ascend": ("triton-ascend", "triton-ascend-pkg")}
+PKG_ROOTS = {"triton-pkg": {"python/triton/": ""},  # checkout path prefix -> path inside the package corpus
+             "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
 MAX_NOTES = 2
 MAX_CITES = 6
 
@@ -114,15 +115,27 @@ def section_cite(note: PassNote, section: str) -> str:
     return f"{rel}:{start}-{end}@{note.version}"
 
 
+def ingest_hint(family: str) -> str:
+    """The `kopt ingest` commands that add a family's compiler source to the index."""
+    if family == "triton-ascend":
+        from kopt.toolchain import toolchain_home
+
+        site = next(iter(sorted(toolchain_home("ascend").glob("lib/python3*/site-packages/triton"))), None)
+        pkg = site or toolchain_home("ascend") / "lib/python3.11/site-packages/triton"
+        return (f"`kopt ingest triton-ascend-pkg --path {pkg}` (the ascend toolchain's package, no checkout needed) "
+                "or `kopt ingest triton-ascend --path DIR`")
+    return "`kopt ingest triton-pkg` (no checkout needed) or `kopt ingest triton --path DIR`"
+
+
 def compiler_corpus(index: Any, family: str = "triton") -> tuple[str | None, str | None]:
     """(the ingested compiler corpus to cite, a line saying what is missing or stale)."""
     if index is None:
-        return None, f"no knowledge index: run {INGEST_HINT[family]}"
+        return None, f"no knowledge index: run {ingest_hint(family)}"
     served = {c["name"]: c for c in index.corpora()}
     for name in COMPILER_CORPORA[family]:
         if name in served:
             return name, _staleness(name, served[name])
-    return None, f"the index at {index.where} has no {family} compiler source: run {INGEST_HINT[family]}"
+    return None, f"the index at {index.where} has no {family} compiler source: run {ingest_hint(family)}"
 
 
 def _staleness(name: str, entry: dict) -> str | None:
@@ -148,9 +161,14 @@ def _anchor_symbol(symbol: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z_][\w:.]*", name) else None
 
 
-def _pkg_path(anchor_path: str, corpus: str) -> str:
-    """Anchors are checkout paths; the installed package's corpus is rooted at python/triton."""
-    return anchor_path.removeprefix("python/triton/") if corpus == "triton-pkg" else anchor_path
+def _pkg_path(anchor_path: str, corpus: str) -> str | None:
+    """Anchors are checkout paths; a package corpus is rooted at the installed `triton` (None: not in it)."""
+    if corpus not in PKG_ROOTS:
+        return anchor_path
+    for prefix, root in PKG_ROOTS[corpus].items():
+        if anchor_path.startswith(prefix):
+            return root + anchor_path.removeprefix(prefix)
+    return None
 
 
 def _excerpt(text: str, n: int = 6) -> str:
@@ -164,7 +182,7 @@ def cite_anchors(note: PassNote, index: Any, corpus: str) -> list[Cited]:
     for anchor in note.anchors:
         symbol = _anchor_symbol(anchor["symbol"])
         path = _pkg_path(anchor["path"], corpus)
-        if symbol is None or (corpus == "triton-pkg" and path == anchor["path"]):
+        if symbol is None or path is None:
             continue  # a text anchor, or C++ the installed package does not carry
         try:
             hits = index.lookup_symbol(symbol, corpus)

@@ -21,6 +21,22 @@ WORKER = Path(__file__).with_name("ascend_worker.py")
 ASCEND_STAGES = ("ttir", "ttadapter")  # always; later stages only with CANN (ASCEND_HOME_PATH)
 
 
+def npu_missing() -> str | None:
+    """What keeps kernels from running on an Ascend NPU here (one line), or None when all is present:
+    the device nodes, CANN (ASCEND_HOME_PATH) and torch_npu in the ascend toolchain."""
+    missing = []
+    if not list(Path("/dev").glob("davinci[0-9]*")):
+        missing.append("no Ascend NPU visible (/dev/davinci* absent)")
+    if not os.environ.get("ASCEND_HOME_PATH"):
+        missing.append("CANN not set up (ASCEND_HOME_PATH unset; source CANN's set_env.sh)")
+    from kopt.toolchain import toolchain_home
+
+    if not list(toolchain_home("ascend").glob("lib/python3*/site-packages/torch_npu")):
+        missing.append("torch_npu not installed in the ascend toolchain (pip install torch-npu into "
+                       f"{toolchain_home('ascend')})")
+    return "; ".join(missing) or None
+
+
 def target_label(arch: str) -> str:
     return f"ascend:{arch}"
 
