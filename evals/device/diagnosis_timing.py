@@ -63,6 +63,16 @@ def main() -> None:
                 row[f"seconds_{'gpu' if gpu else 'nogpu'}"] = round(time.perf_counter() - t, 1)
         rows.append(row)
         print(f"{case['name']}: speedup {row.get('speedup')} kept={row['kept']}", flush=True)
+        write(out, rows)  # after every case: a run cut short by its time limit still leaves its numbers
+    summary = write(out, rows)
+    print(f"\n{'case':28} {'speedup':>8} kept rank(no gpu) rank(gpu)")
+    for r in rows:
+        print(f"{r['case']:28} {str(r.get('speedup')):>8} {'yes' if r['kept'] else 'no ':4} "
+              f"{str(r.get('rank_nogpu', '-')):>12} {str(r.get('rank_gpu', '-')):>9}")
+    print(json.dumps(summary))
+
+
+def write(out: Path, rows: list[dict]) -> dict:
     kept = [r for r in rows if r["kept"]]
 
     def acc(key: str, k: int) -> float | None:
@@ -72,11 +82,7 @@ def main() -> None:
                "top1_gpu": acc("rank_gpu", 1), "top3_gpu": acc("rank_gpu", 3)}
     out.mkdir(parents=True, exist_ok=True)
     (out / "diagnosis_timing.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2, default=str))
-    print(f"\n{'case':28} {'speedup':>8} kept rank(no gpu) rank(gpu)")
-    for r in rows:
-        print(f"{r['case']:28} {str(r.get('speedup')):>8} {'yes' if r['kept'] else 'no ':4} "
-              f"{str(r.get('rank_nogpu', '-')):>12} {str(r.get('rank_gpu', '-')):>9}")
-    print(json.dumps(summary))
+    return summary
 
 
 if __name__ == "__main__":
