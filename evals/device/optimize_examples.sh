@@ -60,7 +60,7 @@ for ex in sys.argv[2:]:
     deepest = max((r["level_reached"] or "-" for r in rounds), default="-")
     best = f"round {s['best_round']}" if s["best_round"] else "-"
     speed = f"x{s['speedup']:.2f}" if s["speedup"] else "-"
-    rows.append(f"| {ex} | {len(rounds)} | {outcomes} | {best} | {speed} | {deepest} | {s['stop_reason']} |")
+    rows.append(f"| {ex} | {len(rounds)} | {outcomes} | {best} | {speed} | {deepest} | {s['stop_reason'][:90]} |")
 table = "\n".join(rows)
 (out / "optimize.md").write_text(table + "\n")
 print("\nkopt optimize on the examples (recipes):")
