@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import uuid
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -224,8 +225,10 @@ class ServerBackend:
         self.client.create_collection(
             name, vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)})
-        for key in KEYWORD_FIELDS:
-            self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
+        with warnings.catch_warnings():  # the in-process ":memory:" mode ignores payload indexes, and says so
+            warnings.simplefilter("ignore", UserWarning)
+            for key in KEYWORD_FIELDS:
+                self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
 
     def drop(self, name: str) -> None:
         if self.client.collection_exists(name):

@@ -47,6 +47,15 @@ def encode_query(model_dir: Path, text: str, max_tokens: int) -> list[float]:
         ids = ids[: max_tokens - 1] + ids[-1:]  # keep [SEP], as the transformers tokenizer truncates
     heads, eps = config["num_attention_heads"], config["layer_norm_eps"]
     ln = torch.nn.functional.layer_norm
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one short sequence: thread hand-offs cost more than they save (10x on a busy box)
+    try:
+        return _forward(torch, w, ids, heads, eps, ln, config)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _forward(torch, w, ids, heads, eps, ln, config) -> list[float]:
     with torch.inference_mode():
         tok = torch.tensor(ids)
         x = (w["embeddings.word_embeddings.weight"][tok] + w["embeddings.position_embeddings.weight"][: len(ids)]
