@@ -93,12 +93,15 @@ def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: i
 @click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, help="Seconds before the child is killed.")
 @click.option("--seed", type=int, default=None, help="Reproduce a run (default: fresh random inputs).")
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None, help="Default: CUDA if visible, else the interpreter.")
+@click.option("--target", default=None, help="ascend[:ARCH] runs on an Ascend NPU (needs one); default: NVIDIA/interpreter.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int | None, device: str | None, as_json: bool) -> None:
+def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int | None, device: str | None,
+                 target: str | None, as_json: bool) -> None:
     """Check a task's kernels (or a candidate's) against the reference, in a sandboxed child process."""
     from kopt.harness.validate import validate
 
     _must_exist(task, candidate)
+    _no_npu_run("validate", target)
     result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
     if as_json:
         _emit_json(result.to_dict())
@@ -124,12 +127,15 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
 @click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
 @click.option("--cases", "case_list", default=None, help="Comma-separated CASES indices (default: all).")
 @click.option("--timeout", "timeout_s", type=float, default=900.0, show_default=True, help="Seconds before the child is killed.")
+@click.option("--target", default=None, help="ascend[:ARCH] times on an Ascend NPU (needs one); default: the CUDA GPU.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, as_json: bool) -> None:
+def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, target: str | None,
+              as_json: bool) -> None:
     """Kernel-only GPU timing with L2 flush and fresh inputs, placed on the device roofline."""
     from kopt.harness.bench import bench
 
     _must_exist(task, candidate)
+    _no_npu_run("bench", target)
     try:
         cases = [int(i) for i in case_list.split(",")] if case_list else None
     except ValueError as exc:
@@ -196,6 +202,24 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
             click.echo(f"stages: {', '.join(ASCEND_STAGES)} (show one with --stage)")
     except BrokenPipeError:
         _quiet_broken_pipe()
+
+
+def _no_npu_run(what: str, target: str | None) -> None:
+    """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
+    from kopt.config import load_settings
+    from kopt.diagnose.escalate import target_family
+
+    target = target or load_settings().target
+    if target_family(target) != "ascend":
+        return
+    from kopt.harness.ascend import npu_missing
+
+    missing = npu_missing()
+    if missing:
+        raise KoptError(f"cannot {what} on {target}: {missing}",
+                        hint=f"`kopt compile --target {target}` and `kopt diagnose --target {target}` work without an NPU")
+    raise KoptError(f"{what} on {target}: an NPU, CANN and torch_npu are present, but kopt's harness does not run "
+                    "kernels through torch_npu yet", hint=f"use `kopt diagnose --target {target}` for compiler evidence")
 
 
 def _must_exist(*paths: Path | None) -> None:

@@ -225,7 +225,8 @@ def escalate_l4(finding: Finding, index: Any, settings: Any = None, *, family: s
     mechanism, conditions = [], list(finding.conditions)
     for note in notes:
         why = relevant(bullets(note.sections.get("When it gives up", "")), about, 2)
-        decides = bullets(note.sections.get("What it decides", ""))[:1]
+        decides = bullets(note.sections.get("What it decides", ""))[:2]
+        decides = decides if decides and decides[0].endswith(":") else decides[:1]  # "It also:" needs its item
         mechanism.append(f"{note.pass_name}: {' '.join(decides)[:300]} It gives up when: {' / '.join(why)}")
         evidence.append(Evidence("L4", "pass_note", note.title, {"pass": note.pass_name, "mechanism": mechanism[-1]},
                                  section_cite(note, "When it gives up")))
