@@ -65,6 +65,7 @@ class Outcome:
     roofline: list[float | None]
     trials: list[dict[str, Any]]  # every variant tried: label, validation, times
     source: str | None
+    label: str = ""  # the variant the outcome is about
 
 
 def geomean(values: list[float]) -> float | None:
@@ -325,15 +326,16 @@ class Optimizer:
             pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
                 f"autotune needs a GPU to run; its {len(trials)} configs validated as fixed launches "
                 f"({self.timing_reason})"))
-            return Outcome(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source)
+            return Outcome(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source,
+                           proposal.variants[0].label)
         if best_trial is None:
             first = trials[0]
-            source = variants[0][1] if first["outcome"] == "untimed" else None
-            return Outcome(first["outcome"], first["message"], [], [], trials, source or variants[0][1])
+            return Outcome(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
         gain = best_trial["speedup_best"] or 0
         outcome = "improved" if gain >= MIN_GAIN else "slower"
         message = f"{best_trial['label']}: x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
-        return Outcome(outcome, message, best_trial["times"], best_trial["roofline"], trials, best_trial["source"])
+        return Outcome(outcome, message, best_trial["times"], best_trial["roofline"], trials, best_trial["source"],
+                       best_trial["label"])
 
     def validate(self, path: Path) -> dict[str, Any]:
         from kopt.harness.validate import validate
@@ -353,7 +355,8 @@ class Optimizer:
         evidence["trials"] = self.store.put_json(result.trials)
         f = hyp.finding
         where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
-        hypothesis = f"{where}: {cand.summary}" + (f" [{cand.label}]" if cand.label not in ("llm", "") else "")
+        label = result.label or cand.label
+        hypothesis = f"{where}: {cand.summary}" + (f" [{label}]" if label not in ("llm", "") else "")
         rnd = Round(
             run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis, hypothesis_key=hyp.key,
             finding_ids=[f.id], pattern_id=hyp.pattern_id, proposer=cand.proposer, candidate=digest,

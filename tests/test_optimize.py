@@ -56,6 +56,7 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     assert first["proposer"] == "recipe:autotune" and first["outcome"] == "improved", first
     assert first["speedup_initial"] == pytest.approx((1 + 0.2) / (0.25 + 0.1))  # BLOCK_SIZE 4096, 8 warps won
     assert first["level_reached"] == "L3" and first["finding_ids"] == ["untuned_config"]
+    assert first["hypothesis"].endswith("[BLOCK_SIZE=4096 num_warps=8]")  # the winning fixed config
     assert summary["stop_reason"].startswith("within 10% of the roofline")
     assert len(summary["rounds"]) == 1 and summary["best_round"] == 1
     assert events.index("run") < events.index("round") and events[-1] == "stop"
