@@ -62,6 +62,31 @@ def test_a_locked_store_is_a_clear_error_and_loses_nothing(tmp_path):
     assert [r.n for r in store.rounds(run.run_id)] == [1]
 
 
+def test_a_full_disk_stops_cleanly_with_committed_rounds_intact(tmp_path):
+    """RLIMIT_FSIZE makes every write past 64 KB fail the way a full disk does (EFBIG / SQLITE_IOERR)."""
+    import resource
+
+    store = RoundsStore(tmp_path / ".kopt")
+    run = store.create_run(tmp_path / "t.py", "s", {"rounds": 3}, [None], {"available": False, "reason": "", "roofline": []}, {})
+    store.add_round(make_round(run.run_id, 1, candidate=store.put("first candidate")))
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, hard))
+    try:
+        with pytest.raises(KoptError, match="write artifact: File too large; committed rounds are intact"):
+            store.put("x" * 200_000)
+        with pytest.raises(KoptError, match="commit round 2: .*committed rounds are intact"):
+            store.add_round(make_round(run.run_id, 2, hypothesis="h" * 200_000))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert not list((tmp_path / ".kopt" / "artifacts").rglob("*.tmp"))  # no half-written artifact left
+    reopened = RoundsStore(tmp_path / ".kopt")
+    assert [r.n for r in reopened.rounds(run.run_id)] == [1]
+    assert reopened.get(reopened.round(run.run_id, 1).candidate) == "first candidate"
+    reopened.add_round(make_round(run.run_id, 2))  # space is back: the run goes on
+
+
 def _committed(db: Path) -> int:
     if not db.exists():
         return 0

@@ -121,9 +121,9 @@ class RoundsStore:
             if "locked" in text or "busy" in text:
                 raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: the rounds store is locked by another "
                                 "kopt process; committed rounds are intact") from exc
-            if "full" in text:
-                raise KoptError(f"{self.root}: {what}: disk full; committed rounds are intact, free space and "
-                                "--resume the run") from exc
+            if "full" in text or "I/O error" in text:
+                raise KoptError(f"{self.root}: {what}: {text} (disk full?); committed rounds are intact: free space "
+                                "and --resume the run") from exc
             raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: {text}") from exc
         except sqlite3.IntegrityError as exc:
             raise KoptError(f"{self.root / 'rounds.sqlite'}: {what}: already committed (is another kopt process "
@@ -145,11 +145,14 @@ class RoundsStore:
         with self._guard("write artifact"):
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
         return digest
 
     def put_json(self, value: Any) -> str:
