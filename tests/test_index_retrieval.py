@@ -95,6 +95,9 @@ def test_reingest_is_incremental_and_swaps_version(settings, checkout):
     if not settings.qdrant_url:  # the old collection is gone from disk
         assert sorted(p.name for p in (settings.index_path / "collections").iterdir()) == [third.collection]
     index.close()
+    back = ingest_corpus("triton", settings, path=checkout, rev="HEAD~1", progress=False)  # read from git, not the tree
+    assert (back.version, back.chunks, back.embedded) == (first.version, first.chunks, 0)
+    assert (checkout / "docs/guide.md").read_text().endswith("The ocelot spills.\n")
 
 
 def test_interrupted_ingest_keeps_old_version_and_resumes_without_duplicates(settings, checkout, monkeypatch):
