@@ -112,7 +112,9 @@ class Index:
         hits = []
         for _, entry in self._entries(corpus):
             for _, meta in self.backend.scroll(entry["collection"], {"symbols": short}, limit=200):
-                if short != name and not any(q.strip().endswith(name) for q in meta.get("qualname", "").split(",")):
+                owner = name[: -len(short)].rstrip(":.")  # Class in Class::method; a whole class chunk holds its methods
+                quals = [q.strip().split(" (part")[0] for q in meta.get("qualname", "").split(",")]
+                if short != name and not any(q.endswith(name) or q.endswith(owner) for q in quals):
                     continue
                 hits.append(Hit(1.0, meta.get("text", ""), meta))
         rank = {"function": 0, "pass": 0, "class": 1, "td_record": 2}

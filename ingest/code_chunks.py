@@ -52,13 +52,15 @@ class _Builder:
         self.chunks: list[Chunk] = []
         self.glue: list[tuple[int, int, str]] = []  # (start_row, end_row, group)
 
-    def add(self, node, start_row: int, kind: str, qualname: str, signature: str, passes=()) -> None:
+    def add(self, node, start_row: int, kind: str, qualname: str, signature: str, passes=(), members=()) -> None:
+        """members: names of methods defined inside a class kept whole, so symbol lookups find them too."""
         self.flush_glue()
         symbol = re.split(r"::|\.", qualname)[-1] if qualname else ""
         end_row = _end_row(node)
         body = "\n".join(self.source.decode("utf-8", "replace").splitlines()[start_row : end_row + 1])
         self.chunks.append(Chunk(self.path, self.language, kind, start_row + 1, end_row + 1, body,
-                                 symbol, qualname, signature, [symbol] if symbol else [], list(passes)))
+                                 symbol, qualname, signature, list(dict.fromkeys(([symbol] if symbol else []) + list(members))),
+                                 list(passes)))
 
     def add_glue(self, start_row: int, end_row: int, group: str) -> None:
         self.glue.append((start_row, end_row, group))
@@ -87,6 +89,17 @@ def _start_with_comments(node) -> int:
     while prev is not None and prev.type == "comment" and prev.end_point[0] >= row - 1:
         row, prev = prev.start_point[0], prev.prev_sibling
     return row
+
+
+def _members(body, kind: str) -> list:
+    """Direct member definitions of a class body (through templates and decorators)."""
+    out = []
+    for child in body.named_children:
+        inner = next((c for c in child.named_children if c.type == kind), None) if child.type in (
+            "template_declaration", "decorated_definition") else child
+        if inner is not None and inner.type == kind:
+            out.append(inner)
+    return out
 
 
 # ---- C++ -------------------------------------------------------------------------------------
@@ -162,7 +175,8 @@ def _cpp_class(b: _Builder, outer, cls, scope: list[str]) -> None:
     passes = [base.group(1)] if base and base.group(1) else []
     qual = "::".join(scope + [name])
     if _fits(outer):
-        b.add(outer, _start_with_comments(outer), kind, qual, _squash(head), passes)
+        methods = [_cpp_name(m.child_by_field_name("declarator")).split("::")[-1] for m in _members(body, "function_definition")]
+        b.add(outer, _start_with_comments(outer), kind, qual, _squash(head), passes, [m for m in methods if m])
         return
     b.flush_glue()
     b.add_glue(_start_with_comments(outer), body.start_point[0], qual)
@@ -197,7 +211,8 @@ def _py_walk(b: _Builder, block, scope: list[str]) -> None:
                 _py_walk(b, body, scope + [name])
                 continue
             kind = "class" if node.type == "class_definition" else "function"
-            b.add(child, _start_with_comments(child), kind, qual, sig)
+            methods = [_text(m.child_by_field_name("name")) for m in _members(body, "function_definition")]
+            b.add(child, _start_with_comments(child), kind, qual, sig, members=methods if kind == "class" else ())
         elif child.type != "comment":
             b.add_glue(child.start_point[0], _end_row(child), ".".join(scope))
     b.flush_glue()

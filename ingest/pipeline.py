@@ -21,6 +21,7 @@ from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
 
 ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
 BATCH = 128
+PIPELINE = 2  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
 
 
 @dataclass
@@ -134,15 +135,18 @@ def _build(backend, name, source, model, records, avgdl, reg, progress, cache, d
     served = catalog["corpora"].get(name)
     old_ids = ({pid for pid, _ in backend.scroll(served["collection"], payload=False)}
                if served and served["collection"] in backend.names() else set())
-    if served and served["version"] == source.version and served["model"] == model and old_ids == records.keys():
+    if (served and served["version"] == source.version and served["model"] == model
+            and served.get("pipeline") == PIPELINE and old_ids == records.keys()):
         return {"collection": served["collection"], "new": 0, "reused": len(records), "deleted": 0, "embedded": 0}
     staging = catalog["building"].get(name)
     if not (staging and staging["version"] == source.version and staging["model"] == model
-            and staging["collection"] in backend.names()):
+            and staging.get("pipeline") == PIPELINE and staging["collection"] in backend.names()):
         generation = max([int(c.rsplit("-g", 1)[1]) for c in backend.names() if c.startswith(f"{name}-")
                           and c.rsplit("-g", 1)[-1].isdigit()] + [0]) + 1
+        if staging and staging["collection"] in backend.names():
+            backend.drop(staging["collection"])  # an unfinished build of another version or model: start over
         staging = {"collection": f"{name}-{_safe(source.version)}-g{generation}", "version": source.version,
-                   "model": model, "dim": dimension(model)}
+                   "model": model, "dim": dimension(model), "pipeline": PIPELINE}
         backend.create(staging["collection"], staging["dim"])
         catalog["building"][name] = staging
         backend.write_catalog(catalog)

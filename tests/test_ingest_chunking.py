@@ -122,3 +122,10 @@ def test_torch_only_query_embedding_matches_sentence_transformers():
     for query in ("software pipelining num_stages on hopper", "ttg.convert_layout " * 100):
         fast = np.array(encode_query(folder, query, MAX_TOKENS))
         assert float(fast @ encode(DEFAULT_MODEL, [query])[0]) > 0.9999
+
+
+def test_whole_classes_list_their_methods_for_symbol_lookup():
+    pattern = by_symbol(chunks_of("lib/Dialect/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
+    assert pattern.symbols == ["ReverseLoadPattern", "matchAndRewrite"]
+    compiler = by_symbol(chunks_of("python/triton/fixture_knobs.py"), "FixtureCompiler")[0]
+    assert compiler.symbols == ["FixtureCompiler", "__init__", "make_ttgir"]
