@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kopt.errors import KoptError
+from kopt.index.backends import open_backend
+from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
+from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
 from kopt.ingest.chunk import Chunk, fit, windows
 from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, passes_in
@@ -84,10 +87,6 @@ def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
 def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | None = None,
                   embed_model: str | None = None, progress: bool = True) -> IngestSummary:
     """Ingest one corpus into the index of `settings`; returns what changed."""
-    from kopt.index.backends import open_backend
-    from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
-    from kopt.index.tokenize import doc_vector, tokens
-
     started = time.perf_counter()
     source = resolve(load_manifest(name), Path(path) if path else None, rev)
     model = embed_model or settings.embed_model
@@ -117,20 +116,19 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
     records = {point_id(name, c): c for c in chunks}
     avgdl = sum(len(tokens(c.text)) for c in records.values()) / len(records)
 
-    backend = open_backend(settings)
+    backend, cache = open_backend(settings), VectorCache()
     try:
         with backend.writer_lock():
-            summary = _build(backend, name, source, model, records, avgdl, reg, progress,
-                             VectorCache(), dimension, embed_text, encode, text_hash, doc_vector)
+            summary = _build(backend, cache, name, source, model, records, avgdl, reg, progress)
     finally:
         backend.close()
+        cache.close()
     return IngestSummary(name, source.version, summary["collection"], len(source.files) - skipped, len(records),
                          summary["new"], summary["reused"], summary["deleted"], summary["embedded"], fallbacks, skipped,
                          round(time.perf_counter() - started, 2))
 
 
-def _build(backend, name, source, model, records, avgdl, reg, progress, cache, dimension, embed_text, encode,
-           text_hash, doc_vector) -> dict:
+def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -> dict:
     catalog = backend.read_catalog()
     served = catalog["corpora"].get(name)
     old_ids = ({pid for pid, _ in backend.scroll(served["collection"], payload=False)}
