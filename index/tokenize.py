@@ -60,9 +60,12 @@ def doc_vector(text: str, avgdl: float) -> tuple[list[int], list[float]]:
     return _pack({t: c * (K1 + 1) / (c + norm) for t, c in counts.items()})
 
 
-def query_vector(text: str) -> tuple[list[int], list[float]]:
-    """Each distinct query token weighs 1; repeated tokens count once."""
-    return _pack({t: 1.0 for t in tokens(text)})
+def query_vector(text: str, expansions: str = "", expansion_weight: float = 0.0) -> tuple[list[int], list[float]]:
+    """Each distinct query token weighs 1; glossary expansions weigh less, so they add recall without
+    drowning the words the engineer actually typed."""
+    weights = {t: expansion_weight for t in tokens(expansions)} if expansion_weight > 0 else {}
+    weights.update({t: 1.0 for t in tokens(text)})
+    return _pack(weights)
 
 
 def _pack(weights: dict[str, float]) -> tuple[list[int], list[float]]:
