@@ -5,8 +5,8 @@ weighted sum of normalised scores (BM25 / its best score, cosine min-max over th
 On compiler source BM25 is the stronger signal and equal-weight RRF drags it down (DESIGN.md);
 rank fusion also lets an undecided dense list (cosines within a few hundredths) outvote a BM25
 hit on a rare identifier, where score fusion keeps the dense vote as small as its confidence.
-BM25 queries also carry the code vocabulary that corpora/glossary.toml maps the engineer's words to ("hopper" -> sm_90, "wgmma" -> MMAv3), at a fifth
-of a typed word's weight: at full weight the expansions drowned the query (hit@5 0.83 -> 0.56).
+BM25 queries also carry the code vocabulary that corpora/glossary.toml maps the engineer's words
+to ("hopper" -> sm_90, "wgmma" -> MMAv3), at a fifth of a typed word's weight: at full weight the expansions drowned the query (hit@5 0.83 -> 0.56).
 """
 
 from __future__ import annotations
