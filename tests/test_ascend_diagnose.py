@@ -197,3 +197,14 @@ def test_cli_ask_diagnose_compile_for_ascend(settings, tmp_path):
         assert bad.returncode == 1 and says in bad.stderr and "Traceback" not in bad.stderr, (args, bad.stderr)
     if not list(Path("/dev").glob("davinci[0-9]*")):
         assert "no Ascend NPU visible" in bad.stderr
+
+
+def test_no_toolchain_makes_l3_unavailable_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "bare"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from kopt.config import load_settings
+
+    diag = diagnose(EXAMPLES / "gather.py", settings=load_settings(workspace=tmp_path, target="ascend:Ascend910B4"))
+    runs = {r.level: r for r in diag.levels}
+    assert runs["L3"].status == "unavailable" and "kopt toolchain add ascend" in runs["L3"].reason
+    assert runs["L4"].status == "not_needed"

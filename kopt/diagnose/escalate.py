@@ -2,6 +2,11 @@
 actionable hypothesis, so a cheap answer costs nothing deeper; go deeper when the evidence is weak or
 the hypothesis at this level was already tried and failed. Every level's outcome (used, not needed,
 skipped, unavailable) is recorded with its reason, so the report can say why it stopped where it did.
+
+The target picks the toolchain and the evidence: NVIDIA Triton (TTGIR/PTX/SASS, Triton's source) or
+triton-ascend (the adapter's IR, triton-ascend's source and the Ascend pass notes). On Ascend without an NPU
+no rewrite can be measured, so `auto` does not stop at a grounded L1/L3 hypothesis: it goes on to L4 for
+the compiler's own conditions.
 """
 
 from __future__ import annotations
@@ -244,6 +249,13 @@ class _Run:
 
     def l3(self) -> None:
         t = time.perf_counter()
+        if self.family == "ascend":
+            from kopt.toolchain import toolchain_python
+
+            try:
+                toolchain_python("ascend")
+            except KoptError as exc:
+                return self.record("L3", "unavailable", str(exc))
         try:
             compiled, report = lower_and_attribute(self.path, self.settings.target, self.case)
         except CompileError as exc:
