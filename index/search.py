@@ -6,7 +6,8 @@ On compiler source BM25 is the stronger signal and equal-weight RRF drags it dow
 rank fusion also lets an undecided dense list (cosines within a few hundredths) outvote a BM25
 hit on a rare identifier, where score fusion keeps the dense vote as small as its confidence.
 BM25 queries also carry the code vocabulary that corpora/glossary.toml maps the engineer's words
-to ("hopper" -> sm_90, "wgmma" -> MMAv3), at a fifth of a typed word's weight: at full weight the expansions drowned the query (hit@5 0.83 -> 0.56).
+to ("hopper" -> sm_90, "wgmma" -> MMAv3), at half a typed word's weight. Candidates of all searched
+corpora are normalised together, so no corpus's best hit gets a free top score.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from kopt.errors import KoptError
 from kopt.index.backends import NONEMPTY, open_backend
 from kopt.index.tokenize import query_vector, tokens
 
-WEIGHTS = {"sparse": 1.0, "dense": 0.75}  # a first cut from an 18-question check; tune on the gold eval
-EXPANSION_WEIGHT = 0.2  # glossary terms count this much of a typed word in BM25
+WEIGHTS = {"sparse": 1.0, "dense": 0.15}  # tuned on evals/retrieval/gold.yaml (see RESULTS.md); MiniLM adds little
+EXPANSION_WEIGHT = 0.5  # glossary terms count half a typed word in BM25 (gold set: best of 0-1)
 MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
@@ -97,16 +98,16 @@ class Index:
             raise KoptError("empty query")
         flt, path_glob = _filters(filters)
         fetch = max(50, k * 5) * (4 if path_glob else 1)
-        fused: list[Hit] = []
+        d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
         for _, entry in self._entries(corpus):
             dense = _query_embedding(entry["model"], query) if mode != "sparse" else None
             sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
             d_hits, s_hits = self.backend.query(entry["collection"], dense, sparse, fetch, flt)
-            if path_glob:
-                d_hits, s_hits = ([h for h in hits if fnmatch.fnmatchcase(h[2].get("path", ""), path_glob)]
-                                  for hits in (d_hits, s_hits))
-            fused += _fuse(d_hits, s_hits, mode)
-        return sorted(fused, key=lambda h: -h.score)[:k]
+            d_all += d_hits
+            s_all += s_hits
+        if path_glob:
+            d_all, s_all = ([h for h in hits if fnmatch.fnmatchcase(h[2].get("path", ""), path_glob)] for hits in (d_all, s_all))
+        return sorted(_fuse(d_all, s_all, mode), key=lambda h: -h.score)[:k]
 
     def lookup_symbol(self, name: str, corpus: str | list[str] | None = None) -> list[Hit]:
         """Chunks that define `name` (a short name, or a qualified one such as CoalescePass::runOnOperation)."""
