@@ -16,7 +16,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+try:  # an installed kopt (kopt.index needs the install's package mapping); else the checkout
+    import kopt.index  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT))
 KEEP = 1.3
 
 

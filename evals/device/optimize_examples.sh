@@ -19,7 +19,8 @@ MINUTES=${MINUTES:-2.5}
 PROPOSER=${PROPOSER:-recipes}
 WS=/tmp/kopt-optimize
 mkdir -p "$OUT" "$WS"
-export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# KOPT_SITE: an installed kopt (pip install --target), so kopt.ingest/kopt.index resolve; else the checkout.
+export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home PYTHONPATH="${KOPT_SITE:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 
 cd "$ROOT"
