@@ -192,3 +192,13 @@ def test_cli_ingest_search_index(tmp_path, checkout):
     assert run("index", "doctor").returncode == 0
     assert run("index", "drop", "triton").returncode == 0
     assert json.loads(run("index", "list", "--json").stdout)["corpora"] == []
+
+
+def test_fusion_weights_bm25_over_an_undecided_dense_list_and_expands_queries():
+    from kopt.index.search import _fuse, expand
+
+    sparse = [("a", 12.0, {"id": "a"}), ("b", 3.0, {"id": "b"})]
+    dense = [("b", 0.61, {"id": "b"}), ("c", 0.60, {"id": "c"}), ("a", 0.58, {"id": "a"})]
+    ranked = [h.meta["id"] for h in sorted(_fuse(dense, sparse, "hybrid"), key=lambda h: -h.score)]
+    assert ranked == ["a", "b", "c"]  # the strong BM25 hit beats dense's near-tie; a dense-only hit comes last
+    assert "sm_90" in expand("why is this slow on Hopper") and expand("nothing to expand here") == ""
