@@ -25,9 +25,10 @@ MAX_BYTES = 1_000_000
 
 
 def corpora_dir() -> Path:
-    """The repository's corpora/: next to the installed package (editable install), else under cwd."""
-    here = Path(__file__).resolve().parent.parent / "corpora"
-    return here if here.is_dir() else Path.cwd() / "corpora"
+    """The knowledge shipped with kopt (the repository's corpora/, installed as kopt.corpora)."""
+    from kopt.corpora import CORPORA_DIR
+
+    return CORPORA_DIR
 
 
 @dataclass

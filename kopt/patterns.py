@@ -253,15 +253,10 @@ def pattern_from_dict(data: dict[str, Any], path: Path | None = None) -> Pattern
 
 
 def default_pattern_dirs() -> list[Path]:
-    """The repo's curated catalog (next to the package, else under cwd) plus KOPT_HOME/patterns."""
-    dirs = []
-    for root in (Path(__file__).resolve().parent.parent, Path.cwd()):
-        candidate = root / "corpora" / "patterns"
-        if candidate.is_dir():
-            dirs.append(candidate)
-            break
-    dirs.append(kopt_home() / "patterns")
-    return dirs
+    """The curated catalog shipped with kopt, then the synthesized one in KOPT_HOME/patterns."""
+    from kopt.corpora import CORPORA_DIR
+
+    return [CORPORA_DIR / "patterns", kopt_home() / "patterns"]
 
 
 def load_pattern(path: Path) -> Pattern:
