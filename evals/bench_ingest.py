@@ -42,7 +42,7 @@ def main() -> None:
         if done.returncode:
             sys.exit(f"{' '.join(cmd)} failed: {done.stderr[-2000:]}")
         rss_kb, user, system = done.stderr.strip().splitlines()[-1].split()
-        cpu[" ".join(cmd[1:3])] = round(float(user) + float(system), 1)
+        cpu[f"{len(cpu) + 1}: {' '.join(cmd[1:3])}"] = round(float(user) + float(system), 1)
         return time.perf_counter() - start, json.loads(done.stdout) if done.stdout.strip().startswith(("{", "[")) else {}, int(rss_kb)
 
     full_s, full, full_rss = timed([kopt, "ingest", "triton", "--path", str(args.checkout), "--json"])
