@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
+import sys
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -146,16 +149,15 @@ def test_pipeline_index_links_resolve_and_cover_every_pass_note(folder, corpus):
 
 def test_pipeline_order_matches_a_real_sm90_compile(tmp_path):
     """The order in PIPELINE.md is the order Triton 3.6 actually runs for an sm_90 matmul."""
-    triton = pytest.importorskip("triton")
-    import triton.language as tl
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    pytest.importorskip("triton")
+    # A child process: Triton opens MLIR_DUMP_PATH once per process, so an earlier compile in this
+    # pytest process would have claimed the dump file.
+    script = tmp_path / "mm.py"
+    script.write_text(textwrap.dedent("""
+        import triton, triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
 
-    dump = tmp_path / "dump.mlir"
-    env = {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": str(dump), "TRITON_ALWAYS_COMPILE": "1"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
         @triton.jit
         def mm(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
             rm = tl.arange(0, BM)
@@ -173,9 +175,11 @@ def test_pipeline_order_matches_a_real_sm90_compile(tmp_path):
         attrs = {(i,): [["tt.divisibility", 16]] for i in range(4)}
         triton.compile(ASTSource(fn=mm, signature=sig, constexprs={"BM": 128, "BN": 128, "BK": 64}, attrs=attrs),
                        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 3})
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    """))
+    dump = tmp_path / "dump.mlir"
+    env = {**os.environ, "MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": str(dump), "TRITON_ALWAYS_COMPILE": "1",
+           "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, str(script)], env=env, check=True, capture_output=True, timeout=300)
     ran = re.findall(r"IR Dump Before \S+ \(([^)]+)\)", dump.read_text())
     documented = [s.pass_name for s in load_pipeline(PASSES / "PIPELINE.md")]
     assert ran == documented
