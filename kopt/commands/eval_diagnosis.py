@@ -33,6 +33,11 @@ def load_manifest(path: Path) -> list[dict[str, Any]]:
     return cases
 
 
+def selected_cases(manifest: Path, names) -> list[dict[str, Any]]:
+    """The cases asked for, less those the manifest excludes (a fix not >= 1.3x faster on the H200)."""
+    return [c for c in load_manifest(manifest) if (not names or c["name"] in names) and not c.get("excluded")]
+
+
 def rank_of(finding_id: str, findings: list) -> int | None:
     ids = list(dict.fromkeys(f.id for f in findings))
     return ids.index(finding_id) + 1 if finding_id in ids else None
@@ -49,7 +54,7 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
     from kopt.config import load_settings
     from kopt.diagnose.escalate import diagnose, gpu_unavailable
 
-    cases = [c for c in load_manifest(manifest) if not names or c["name"] in names]
+    cases = selected_cases(manifest, names)
     settings = load_settings()
     settings_modes = [(m, False) for m in MODES] + ([("auto", True)] if gpu and not gpu_unavailable() else [])
     rows = []
@@ -87,7 +92,7 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json:
     from rich.progress import Progress
     from rich.table import Table
 
-    total = len([c for c in load_manifest(manifest) if not names or c["name"] in names])
+    total = len(selected_cases(manifest, names))
     with Progress(transient=True, disable=as_json) as progress:
         bar = progress.add_task("diagnosis eval", total=total)
         report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, on_case=lambda: progress.advance(bar))
