@@ -10,10 +10,15 @@ any one of them answers it. Each retrieval mode is scored at two levels:
 Scores are recall@1/5/10, MRR and nDCG@k, computed with llama-index's HitRate / MRR / NDCG on
 the ranked hits, where the first hit that answers the question is the one relevant item (later
 chunks of the same file are not counted twice, so nDCG stays within [0, 1]).
+
+Questions fall into two fixed halves by a hash of their id (split_of): `dev`, which tuning may look
+at question by question, and `test`, which is only ever reported in aggregate, so a figure on `test`
+is not inflated by choices made while looking at its misses.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +34,7 @@ from kopt.errors import KoptError
 CATEGORIES = ("symptom", "mechanism", "option", "error")
 LEVELS = ("file", "symbol")
 RECALL_AT = (1, 5, 10)
+SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,18 @@ class Question:
     category: str
     uses_identifiers: bool
     gold: tuple[Gold, ...]
+
+
+def split_of(question_id: str) -> str:
+    """The half a question belongs to: stable across runs, machines and edits of other questions."""
+    return SPLITS[int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % 2]
+
+
+def in_split(questions: Sequence[Question], split: str) -> list[Question]:
+    """The questions of one half ('dev' or 'test'), or all of them ('all')."""
+    if split not in (*SPLITS, "all"):
+        raise KoptError(f"unknown split {split!r}; use dev, test or all")
+    return [q for q in questions if split == "all" or split_of(q.id) == split]
 
 
 def load_gold(path: Path) -> tuple[dict[str, Any], list[Question]]:
@@ -158,7 +176,7 @@ def evaluate(questions: Sequence[Question], search: Search, modes: Sequence[str]
             seconds += time.perf_counter() - started
             metas = [dict(h.meta) for h in hits]
             per_question.append({
-                "id": q.id, "question": q.question, "category": q.category,
+                "id": q.id, "split": split_of(q.id), "question": q.question, "category": q.category,
                 "uses_identifiers": q.uses_identifiers,
                 "file_rank": first_rank(q, metas, "file"), "symbol_rank": first_rank(q, metas, "symbol"),
                 "top": [_cite(h) for h in hits[:3]],
@@ -167,6 +185,11 @@ def evaluate(questions: Sequence[Question], search: Search, modes: Sequence[str]
                 on_progress()
         report["modes"][mode] = {
             **{level: _mean([ranking_scores(r[f"{level}_rank"], k) for r in per_question]) for level in LEVELS},
+            "by_split": {
+                split: {level: _mean([ranking_scores(r[f"{level}_rank"], k) for r in per_question if r["split"] == split])
+                        for level in LEVELS}
+                for split in SPLITS if any(r["split"] == split for r in per_question)
+            },
             "by_wording": {
                 wording: _mean([ranking_scores(r["file_rank"], k) for r in per_question
                                 if r["uses_identifiers"] == (wording == "identifiers")])

@@ -189,3 +189,30 @@ def test_cli_end_to_end_on_real_index(tmp_path):
     bad = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "fuzzy",
                 env=env, cwd=REPO)
     assert bad.returncode == 1 and "unknown search mode" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# --- the dev/test split -----------------------------------------------------------------------------
+
+def test_split_is_a_fixed_partition_of_the_gold_set():
+    """Every question is in exactly one half, the halves are both sizeable, and the rule does not drift."""
+    from kopt.retrieval_eval import in_split, split_of
+
+    dev, test = in_split(QUESTIONS, "dev"), in_split(QUESTIONS, "test")
+    assert {q.id for q in dev}.isdisjoint(q.id for q in test) and len(dev) + len(test) == len(QUESTIONS)
+    assert min(len(dev), len(test)) >= 0.4 * len(QUESTIONS)
+    assert in_split(QUESTIONS, "all") == QUESTIONS
+    assert (split_of("vec-width-128"), split_of("int-arg-div16")) == ("test", "dev")  # sha256(id) % 2, pinned
+    with pytest.raises(KoptError, match="unknown split"):
+        in_split(QUESTIONS, "train")
+
+
+def test_report_scores_each_split():
+    from kopt.retrieval_eval import split_of
+
+    a, b = next(q for q in QUESTIONS if split_of(q.id) == "dev"), next(q for q in QUESTIONS if split_of(q.id) == "test")
+    gold_a = a.gold[0]
+    answers = {a.question: [_hit(gold_a.path, *gold_a.lines, corpus=gold_a.corpus)], b.question: [_hit("lib/none.cpp")]}
+    report = evaluate([a, b], lambda q, mode: answers[q], ["sparse"], k=10)
+    by_split = report["modes"]["sparse"]["by_split"]
+    assert by_split["dev"]["file"]["mrr"] == 1.0 and by_split["test"]["file"]["mrr"] == 0.0
+    assert report["modes"]["sparse"]["file"]["mrr"] == 0.5

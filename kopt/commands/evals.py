@@ -53,19 +53,23 @@ def eval_cmd() -> None:
 @click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="Hits per question.")
 @click.option("--corpora", default="triton,passes,patterns", show_default=True,
               help="Corpora searched for every question.")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True,
+              help="Half of the gold set to run: dev (tune on it), test (held out: aggregate only), or all.")
 @click.option("--misses", "show_misses", type=int, default=15, show_default=True,
               help="How many missed questions to list per mode (0: none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report (with per-question ranks) as JSON.")
-def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses: int, as_json: bool) -> None:
+def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str, show_misses: int,
+                  as_json: bool) -> None:
     """Score retrieval on a gold set: recall@1/5/10, MRR, nDCG at file and symbol level, per mode."""
     from kopt.config import load_settings
-    from kopt.retrieval_eval import evaluate, load_gold
+    from kopt.retrieval_eval import evaluate, in_split, load_gold
 
     pins, questions = load_gold(gold_path)
     mode_list = [m.strip() for m in modes.split(",") if m.strip()]
     corpus_list = [c.strip() for c in corpora.split(",") if c.strip()]
     if not mode_list:
         raise KoptError("--modes is empty; give e.g. dense,sparse,hybrid")
+    questions = in_split(questions, split)
     asked = len(questions)
     questions = [q for q in questions if any(g.corpus in corpus_list for g in q.gold)]
     if not questions:
@@ -88,7 +92,7 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, show_misses
             report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
     finally:
         index.close()
-    report.update(gold=str(gold_path), corpora=corpus_list, pins=pins, skipped=asked - len(questions), index=served)
+    report.update(gold=str(gold_path), split=split, corpora=corpus_list, pins=pins, skipped=asked - len(questions), index=served)
     if as_json:
         emit_json(report)
     else:
@@ -114,7 +118,7 @@ def _print_report(report: dict, show_misses: int) -> None:
     metrics = [f"recall@{n}" for n in (1, 5, 10) if n <= k] + ["mrr", f"ndcg@{k}"]
     headers = {"mrr": "MRR", f"ndcg@{k}": f"nDCG@{k}", **{f"recall@{n}": f"R@{n}" for n in (1, 5, 10)}}
     skipped = f" ({report['skipped']} skipped: gold outside these corpora)" if report["skipped"] else ""
-    table = Table(title=f"retrieval eval: {report['questions']} questions{skipped}, k={k}, "
+    table = Table(title=f"retrieval eval: {report['questions']} questions ({report['split']}){skipped}, k={k}, "
                         f"corpora={','.join(report['corpora'])}")
     table.add_column("mode")
     table.add_column("level")
@@ -126,6 +130,11 @@ def _print_report(report: dict, show_misses: int) -> None:
             table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics),
                           f"{result['mean_query_ms']:.1f}" if level == "file" else "")
     console.print(table)
+    if report["split"] == "all":
+        _print_splits(console, report)
+    if report["split"] == "test":
+        console.print("test half: aggregate scores only (misses are listed for dev and all)")
+        return
     if show_misses <= 0:
         return
     for mode, result in report["modes"].items():
@@ -136,3 +145,18 @@ def _print_report(report: dict, show_misses: int) -> None:
         for row in missed[:show_misses]:
             top = row["top"][0] if row["top"] else "no hits"
             console.print(f"  {row['id']}: {row['question'][:90]}  [dim]-> {top}[/]", highlight=False)
+
+
+def _print_splits(console, report: dict) -> None:
+    """File and symbol R@10 / MRR of each half, so one run over all questions shows dev and test side by side."""
+    from rich.table import Table
+
+    n = max(n for n in (1, 5, 10) if n <= report["k"])
+    table = Table(title="by split")
+    for name in ("mode", "split", f"file R@{n}", "file MRR", f"symbol R@{n}", "symbol MRR"):
+        table.add_column(name, justify="left" if name in ("mode", "split") else "right")
+    recall = f"recall@{n}"
+    for mode, result in report["modes"].items():
+        for split, scores in result["by_split"].items():
+            table.add_row(mode, split, *(f"{scores[level][m]:.3f}" for level in ("file", "symbol") for m in (recall, "mrr")))
+    console.print(table)
