@@ -39,15 +39,16 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use; `lazy` maps name -> "module:attribute"
+    under kopt.commands (a module not written yet simply hides its command)."""
+
+    lazy: dict[str, str] = COMMANDS
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if self._find(name) is not None)
+        return sorted(name for name in self.lazy if self.get_command(ctx, name) is not None)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return self._find(name)
-
-    @staticmethod
-    def _find(name: str) -> click.Command | None:
-        target = COMMANDS.get(name)
+        target = self.lazy.get(name)
         if target is None:
             return None
         module_name, attr = target.split(":")
@@ -55,7 +56,7 @@ class LazyGroup(click.Group):
             module = importlib.import_module(f"kopt.commands.{module_name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"kopt.commands.{module_name}":
-                return None  # not built yet
+                return None
             raise
         return getattr(module, attr, None)
 

@@ -6,12 +6,11 @@ commands: add a line to EVAL_COMMANDS ("name": "module:attribute" under kopt.com
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json
+from kopt.cli import LazyGroup, emit_json
 from kopt.errors import KoptError
 
 EVAL_COMMANDS: dict[str, str] = {
@@ -22,22 +21,8 @@ EVAL_COMMANDS: dict[str, str] = {
 }
 
 
-class _LazyEvalGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in EVAL_COMMANDS if self.get_command(ctx, name) is not None)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        target = EVAL_COMMANDS.get(name)
-        if target is None:
-            return None
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(f"kopt.commands.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"kopt.commands.{module_name}":
-                return None  # not built yet
-            raise
-        return getattr(module, attr, None)
+class _LazyEvalGroup(LazyGroup):
+    lazy = EVAL_COMMANDS
 
 
 @click.group("eval", cls=_LazyEvalGroup)

@@ -73,18 +73,23 @@ def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: i
                           f"{k.options.get('num_warps')}/{k.options.get('num_stages')}", _fmt(k.registers, "d"),
                           f"{k.spill_stores}/{k.spill_loads}", str(k.shared_bytes), spec)
         console.print(table)
-        for k in kernels:
-            for name in (stages if stage else []):
-                click.echo(f"\n// ===== {k.name} {name} ({k.target}) =====")
-                click.echo(k.asm.get(name, "(not produced)"))
-            if trajectory:
-                click.echo(f"\n// ===== {k.name}: {len(k.trajectory)} passes, in order =====")
-                for i, (pass_name, _) in enumerate(k.trajectory):
-                    click.echo(f"{i:3d}  {pass_name}")
-        if stage is None:
-            click.echo(f"stages: {', '.join(STAGES)} (show one with --stage)")
+        _print_stages(kernels, stages if stage else [], trajectory, STAGES, "passes")
     except BrokenPipeError:
         _quiet_broken_pipe()
+
+
+def _print_stages(kernels: list, shown: list[str], trajectory: bool, all_stages, passes: str) -> None:
+    """The IR text of the stages asked for, then the pass trajectory; without --stage, which stages exist."""
+    for k in kernels:
+        for name in shown:
+            click.echo(f"\n// ===== {k.name} {name} ({k.target}) =====")
+            click.echo(k.asm.get(name, "(not produced)"))
+        if trajectory:
+            click.echo(f"\n// ===== {k.name}: {len(k.trajectory)} {passes}, in order =====")
+            for i, (pass_name, _) in enumerate(k.trajectory):
+                click.echo(f"{i:3d}  {pass_name}")
+    if not shown:
+        click.echo(f"stages: {', '.join(all_stages)} (show one with --stage)")
 
 
 @click.command("validate")
@@ -190,16 +195,7 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
                           ", ".join(f"{a.op}@{a.line} ({a.cause})" for a in loops) or "0",
                           f"{f.buffer_bytes // 1024} of {UB_BYTES // 1024} KB", "yes" if "npubin" in k.asm else "no (no CANN)")
         console.print(table)
-        for k in kernels:
-            for name in (stages if stage else []):
-                click.echo(f"\n// ===== {k.name} {name} ({k.target}) =====")
-                click.echo(k.asm.get(name, "(not produced)"))
-            if trajectory:
-                click.echo(f"\n// ===== {k.name}: {len(k.trajectory)} adapter passes, in order =====")
-                for i, (pass_name, _) in enumerate(k.trajectory):
-                    click.echo(f"{i:3d}  {pass_name}")
-        if stage is None:
-            click.echo(f"stages: {', '.join(ASCEND_STAGES)} (show one with --stage)")
+        _print_stages(kernels, stages if stage else [], trajectory, ASCEND_STAGES, "adapter passes")
     except BrokenPipeError:
         _quiet_broken_pipe()
 
