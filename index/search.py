@@ -13,6 +13,7 @@ corpora are normalised together, so no corpus's best hit gets a free top score.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -24,7 +25,9 @@ from kopt.index.tokenize import query_vector, tokens
 
 WEIGHTS = {"sparse": 1.0, "dense": 0.15}  # tuned on evals/retrieval/gold.yaml (see RESULTS.md); MiniLM adds little
 EXPANSION_WEIGHT = 0.5  # glossary terms count half a typed word in BM25 (gold set: best of 0-1)
-KIND_PRIOR = {"mlir_test": 0.7}  # gold set: triton-only hybrid R@10 0.737 -> 0.800
+KIND_PRIOR = {"mlir_test": 0.7}
+ANCHOR_WEIGHT = 0.9  # share of a hit note's score lent to the source chunks it anchors
+ANCHOR_ORDER_DECAY = 0.02  # earlier anchors in a note's front matter are its main ones  # gold set: triton-only hybrid R@10 0.737 -> 0.800
 _IR_QUERY = re.compile(r"%\w|\b(?:tt|ttg|ttng|nvgpu|llvm|scf|arith)\.\w|#\w+\.\w|RUN:|CHECK")
 MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
@@ -113,7 +116,52 @@ class Index:
         if mode == "hybrid" and not _IR_QUERY.search(query):
             for h in hits:  # lit tests echo every op name; unless the question is about IR, source explains better
                 h.score = round(h.score * KIND_PRIOR.get(h.meta.get("kind"), 1.0), 4)
-        return sorted(hits, key=lambda h: -h.score)[:k]
+        hits = sorted(hits, key=lambda h: -h.score)
+        if mode == "hybrid" and not path_glob:
+            hits = self._credit_anchors(hits, corpus, k, flt)
+        return hits[:k]
+
+    def _credit_anchors(self, hits: list[Hit], corpus, k: int, flt: dict) -> list[Hit]:
+        """A note in the top k lends part of its score to the source chunks its front matter anchors.
+
+        Notes are written in the engineer's words, so they match questions better than the code they
+        explain; the code is what L4 cites. Each anchored chunk gains ANCHOR_WEIGHT x the note's score
+        (the best note, when several anchor it); one the query did not retrieve is fetched by symbol.
+        """
+        notes = [h for h in hits[:k] if h.meta.get("anchors")]
+        if not notes:
+            return hits
+        by_key = {_hit_key(h.meta): h for h in hits}
+        credit: dict[tuple, float] = {}
+        for note in notes:
+            for i, anchor in enumerate(note.meta["anchors"]):
+                for meta in self._anchored(anchor, corpus):
+                    key = _hit_key(meta)
+                    if key not in by_key:
+                        if any(meta.get(f) != v for f, v in flt.items() if isinstance(v, str)):
+                            continue
+                        by_key[key] = Hit(0.0, meta.get("text", ""), meta)
+                    gain = ANCHOR_WEIGHT * note.score * (1 - ANCHOR_ORDER_DECAY * i)
+                    credit[key] = max(credit.get(key, 0.0), gain)
+        for key, gain in credit.items():
+            by_key[key].score = round(by_key[key].score + gain, 4)
+        return sorted(by_key.values(), key=lambda h: -h.score)
+
+    def _anchored(self, anchor: str, corpus) -> list[dict]:
+        """Source chunks an anchor 'path:symbol' names, in the searched corpora that hold that path."""
+        path, _, symbol = anchor.rpartition(":")
+        short = re.split(r"::|\.|\s", symbol.strip())[-1]
+        if not path or not short:
+            return []
+        found = []
+        for _, entry in self._entries(corpus):
+            found += self._scroll_cached(entry["collection"], path, short)
+        return found
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one Index per process; anchors repeat across queries
+    def _scroll_cached(self, collection: str, path: str, short: str) -> list[dict]:
+        metas = [meta for _, meta in self.backend.scroll(collection, {"path": path, "symbols": short}, limit=8)]
+        return [m for m in metas if m.get("kind") != "mlir_test"]
 
     def lookup_symbol(self, name: str, corpus: str | list[str] | None = None) -> list[Hit]:
         """Chunks that define `name` (a short name, or a qualified one such as CoalescePass::runOnOperation)."""
@@ -150,6 +198,10 @@ class Index:
 def _overlap(want: set[str], have: set[str]) -> float:
     """How much of the emitted message's fixed text the observed message contains."""
     return len(want & have) / len(have) if have else 0.0
+
+
+def _hit_key(meta: dict) -> tuple:
+    return meta.get("corpus"), meta.get("path"), meta.get("start_line")
 
 
 def _filters(filters: dict | None) -> tuple[dict, str | None]:
