@@ -202,3 +202,35 @@ def test_fusion_weights_bm25_over_an_undecided_dense_list_and_expands_queries():
     ranked = [h.meta["id"] for h in sorted(_fuse(dense, sparse, "hybrid"), key=lambda h: -h.score)]
     assert ranked == ["a", "b", "c"]  # the strong BM25 hit beats dense's near-tie; a dense-only hit comes last
     assert "sm_90" in expand("why is this slow on Hopper") and expand("nothing to expand here") == ""
+
+
+def test_a_hit_note_brings_the_source_it_anchors(settings, checkout, tmp_path, monkeypatch):
+    """A note matching the question lends its score to the anchored source, even source the query misses."""
+    import kopt.index.search as search
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "reverse.md").write_text(
+        "---\npass: fixture-reverse\nanchors:\n  - {path: lib/Dialect/FixtureCoalesce.cpp, symbol: ReverseLoadPattern}\n"
+        "---\n# Reverse loads\n\nWhy does my wombat burrow read memory backwards? The wombat ordering flips it.\n")
+    for animal in ("otter", "badger", "heron"):  # BM25 needs a few notes to weigh the note's rare words
+        (notes / f"{animal}.md").write_text(f"---\npass: fixture-{animal}\n---\n# The {animal} pass\n\n"
+                                            f"How the {animal} pass schedules barriers and picks tile shapes.\n")
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    ingest_corpus("passes", settings, path=notes, progress=False)
+    index = open_index(settings)
+    query = "wombat burrow ordering"
+    top = index.search(query, corpus=["triton", "passes"], k=3)
+    assert [(h.meta["corpus"], h.meta["symbol"]) for h in top[:2]] == [("passes", "Reverse loads"),
+                                                                        ("triton", "ReverseLoadPattern")]
+    monkeypatch.setattr(search, "ANCHOR_WEIGHT", 0.0)  # without the credit the source does not match the question
+    assert "ReverseLoadPattern" not in [h.meta["symbol"] for h in index.search(query, corpus=["triton", "passes"], k=3)]
+    index.close()
+
+
+def test_remedy_questions_favour_patterns():
+    from kopt.index.search import _REMEDY_QUERY
+
+    assert _REMEDY_QUERY.search("one atomic add per element is slow; what should I do instead")
+    assert _REMEDY_QUERY.search("which rewrite fixes the spills")
+    assert not _REMEDY_QUERY.search("how is a prefix sum lowered across warps")
