@@ -43,6 +43,8 @@ def parse_kernel_arg(value: str) -> tuple[Path, int | None]:
     path, sep, line = value.rpartition(":")
     if sep and line.isdigit():
         return Path(path), int(line)
+    if sep and Path(path).suffix == ".py":
+        raise KoptError(f"{value}: {line!r} is not a line number (give TASK or TASK:LINE)")
     return Path(value), None
 
 
@@ -78,10 +80,13 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
     """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
     from kopt.diagnose.escalate import compile_failure, lower_and_attribute
     from kopt.errors import CompileError
+    from kopt.task import require_file
 
-    if not path.is_file():
-        raise KoptError(f"{path}: no such task file")
+    require_file(path, "task file")
     path = path.resolve()
+    n_lines = len(path.read_text().splitlines())
+    if line is not None and not 1 <= line <= n_lines:
+        raise KoptError(f"{path}:{line}: no such line; the file has {n_lines} lines")
     try:
         _, report = lower_and_attribute(path, settings.target)
     except CompileError as exc:

@@ -59,6 +59,8 @@ def suite_ops(suite_dir: Path, names: list[str] | None = None) -> list[SuiteOp]:
         match = re.search(r"^FAMILY\s*=\s*[\"'](\w+)[\"']", path.read_text(), re.M)
         if match:
             ops.append(SuiteOp(path.stem, path.resolve(), match.group(1)))
+    if not ops:
+        raise KoptError(f"{suite_dir}: no operators here (task files with a FAMILY = \"...\" line)")
     if names:
         known = {o.name: o for o in ops}
         unknown = [n for n in names if n not in known]

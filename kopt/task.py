@@ -11,6 +11,7 @@ import inspect
 import sys
 import traceback
 from dataclasses import dataclass, field
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -95,7 +96,8 @@ def _import_file(path: Path) -> ModuleType:
         compile(source, str(path), "exec")
     except SyntaxError as exc:
         raise TaskError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    # an explicit loader: a task saved without the .py suffix still imports
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=SourceFileLoader(module_name, str(path)))
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module  # triton and inspect look kernels' modules up by name
     try:
@@ -154,11 +156,18 @@ def _require(path: Path, module: ModuleType, names: list[str]) -> None:
         raise TaskError(f"{path}: missing {', '.join(missing)} (a task needs entry, reference, make_inputs and CASES)")
 
 
+def require_file(path: Path, what: str) -> None:
+    """A directory and a missing path are different mistakes; say which."""
+    if path.is_dir():
+        raise TaskError(f"{path}: is a directory, not a {what}")
+    if not path.is_file():
+        raise TaskError(f"{path}: no such {what}")
+
+
 def load_task(path: str | Path) -> Task:
     """Import a task file and check its interface; raises TaskError naming file:line and cause."""
     path = Path(path).resolve()
-    if not path.is_file():
-        raise TaskError(f"{path}: no such task file")
+    require_file(path, "task file")
     module = _import_file(path)
     if hasattr(module, "Model") and hasattr(module, "get_inputs"):
         return _kernelbench_task(path, module)
@@ -184,8 +193,7 @@ def load_candidate(path: str | Path, task: Task) -> Task:
     """A candidate file: a task file whose entry replaces the task's; reference, inputs and cases stay the task's.
     A KernelBench candidate may hold only ModelNew (and its kernels); it gets the task's Model weights."""
     path = Path(path).resolve()
-    if not path.is_file():
-        raise TaskError(f"{path}: no such candidate file")
+    require_file(path, "candidate file")
     module = _import_file(path)
     kernels, lines = _find_kernels(module)
     if hasattr(module, "ModelNew") and not callable(getattr(module, "entry", None)):

@@ -15,9 +15,13 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     """Ask why: with --kernel, the lowered code's facts at that line come first, then the compiler's reasons."""
     from kopt.ask import ask, parse_kernel_arg
     from kopt.config import load_settings
+    from kopt.diagnose.escalate import target_family
+    from kopt.harness.compile import parse_target
     from kopt.llm import make_llm
 
     settings = load_settings(target=target)
+    if target and target_family(target) == "nvidia":
+        parse_target(target)  # a typo is an error even when no kernel gets compiled
     path, line = parse_kernel_arg(kernel) if kernel else (None, None)
     llm = None if offline else make_llm(settings)
     answer = ask(question, kernel=path, line=line, settings=settings, llm=llm)

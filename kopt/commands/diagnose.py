@@ -8,7 +8,7 @@ import click
 
 
 @click.command("diagnose")
-@click.argument("task", type=click.Path(path_type=Path))
+@click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--level", type=click.Choice(["auto", "L1", "L2", "L3", "L4"]), default="auto", show_default=True,
               help="auto: stop at the first grounded, actionable hypothesis; Ln: run every level up to Ln.")
 @click.option("--no-gpu", is_flag=True, help="Skip L2 (profiling) even when a GPU is visible.")

@@ -81,7 +81,7 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
 
 
 @click.command("diagnosis")
-@click.option("--manifest", type=click.Path(path_type=Path), default=Path("evals/diagnosis/manifest.yaml"),
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/diagnosis/manifest.yaml"),
               show_default=True)
 @click.option("--no-gpu", is_flag=True, help="Only the no-GPU runs even when a GPU is visible.")
 @click.option("--case", "names", multiple=True, help="Only these case names (repeatable).")

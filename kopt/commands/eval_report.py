@@ -51,9 +51,9 @@ def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
 @click.option("--campaign", default="suite", show_default=True)
 @click.option("--store", "stores", multiple=True, type=click.Path(path_type=Path),
               help="Rounds stores to merge (repeat); default: this workspace's .kopt/.")
-@click.option("--plots", "plot_dir", type=click.Path(path_type=Path), default=None,
+@click.option("--plots", "plot_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the SVG plots here (default evals/plots/<campaign>).")
-@click.option("--append", "append_to", type=click.Path(path_type=Path), default=None,
+@click.option("--append", "append_to", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Append the Markdown section to this file (e.g. evals/RESULTS.md) in one write.")
 @click.option("--title", default=None, help="Section title (default: 'Suite campaign: <campaign>').")
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON instead.")

@@ -22,7 +22,7 @@ def _gpus(value: str) -> int | None:
 @click.option("--ops", default=None, help="Comma-separated operators (file stems in the suite); default: all.")
 @click.option("--suite", "suite_dir", type=click.Path(path_type=Path), default=Path("evals/suite"), show_default=True)
 @click.option("--rounds", type=click.IntRange(1, 200), default=10, show_default=True, help="Round budget per operator.")
-@click.option("--minutes", type=float, default=None, help="Time budget per operator.")
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None, help="Time budget per operator.")
 @click.option("--proposer", type=click.Choice(["recipes", "llm", "auto"]), default="recipes", show_default=True)
 @click.option("--policy", "policies", default="progressive", show_default=True,
               help="Comma-separated: progressive (escalate as designed), profile-only (L2 evidence only), "
@@ -31,7 +31,7 @@ def _gpus(value: str) -> int | None:
 @click.option("--campaign", default="suite", show_default=True,
               help="Campaign name in the rounds store: the same name resumes and merges.")
 @click.option("--ray", "ray_address", default=None, help="Send jobs to a Ray cluster (ADDRESS, or 'local').")
-@click.option("--job-timeout", type=float, default=None, help="Seconds before a job is abandoned (it stays resumable).")
+@click.option("--job-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds before a job is abandoned (it stays resumable).")
 @click.option("--json", "as_json", is_flag=True, help="Print job results and the accounting as JSON.")
 def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | None, proposer: str, policies: str,
               gpus: str, campaign: str, ray_address: str | None, job_timeout: float | None, as_json: bool) -> None:

@@ -31,7 +31,7 @@ def eval_cmd() -> None:
 
 
 @click.command("retrieval")
-@click.option("--gold", "gold_path", type=click.Path(path_type=Path), default=Path("evals/retrieval/gold.yaml"),
+@click.option("--gold", "gold_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/retrieval/gold.yaml"),
               show_default=True, help="Gold set: questions with their gold path, symbol and lines.")
 @click.option("--modes", default="dense,sparse,hybrid", show_default=True,
               help="Comma-separated retrieval modes to compare (as the index's search accepts them).")

@@ -95,7 +95,7 @@ def _print_stages(kernels: list, shown: list[str], trajectory: bool, all_stages,
 @click.command("validate")
 @click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
-@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, help="Seconds before the child is killed.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds before the child is killed.")
 @click.option("--seed", type=int, default=None, help="Reproduce a run (default: fresh random inputs).")
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None, help="Default: CUDA if visible, else the interpreter.")
 @click.option("--target", default=None, help="ascend[:ARCH] runs on an Ascend NPU (needs one); default: NVIDIA/interpreter.")
@@ -131,7 +131,7 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
 @click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
 @click.option("--cases", "case_list", default=None, help="Comma-separated CASES indices (default: all).")
-@click.option("--timeout", "timeout_s", type=float, default=900.0, show_default=True, help="Seconds before the child is killed.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=900.0, show_default=True, help="Seconds before the child is killed.")
 @click.option("--target", default=None, help="ascend[:ARCH] times on an Ascend NPU (needs one); default: the CUDA GPU.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, target: str | None,
@@ -204,9 +204,12 @@ def _no_npu_run(what: str, target: str | None) -> None:
     """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
     from kopt.config import load_settings
     from kopt.diagnose.escalate import target_family
+    from kopt.harness.compile import parse_target
 
     target = target or load_settings().target
     if target_family(target) != "ascend":
+        if target:
+            parse_target(target)  # a mistyped target is an error here too, not silently the default
         return
     from kopt.harness.ascend import npu_missing
 

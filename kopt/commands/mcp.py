@@ -13,7 +13,7 @@ import click
 @click.option("--workspace", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="The only folder the tools may read or write; the rounds store lives in its .kopt/.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to listen on.")
-@click.option("--port", type=int, default=8765, show_default=True, help="HTTP only: the port to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only: the port to listen on.")
 def mcp_cmd(transport: str, workspace: Path, host: str, port: int) -> None:
     """Serve search, ask, compile_ir, diagnose, validate, bench, profile, start_run, record_round, runs and
     synthesize as MCP tools, every path confined to the workspace."""

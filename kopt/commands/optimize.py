@@ -42,6 +42,8 @@ class LiveView:
         return Group(rounds_table(self.rounds, self.title), Text(self.phase, style="dim"))
 
     def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        if not self.live.is_started:  # started by the first event, so a bad task is one error line, no empty table
+            self.live.start()
         if kind == "run":
             run = data["run"]
             self.title = f"kopt optimize {Path(run['task_path']).name}  run {run['run_id']}"
@@ -81,8 +83,10 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
         return
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     view = LiveView(console)
-    with view.live:
+    try:
         summary = optimize(task, on_event=view, **kwargs)
+    finally:
+        view.live.stop()
     console.line()
     best = summary["best_round"]
     if best:

@@ -130,7 +130,10 @@ def report_cmd(run_id: str, html_path: Path | None, as_json: bool) -> None:
     cases = run.initial.get("cases") or [{"case": i} for i in range(len(run.baseline))]
     text = markdown(run, rounds, cases)
     if html_path:
-        write_html(html_path, run, rounds, cases)
+        try:
+            write_html(html_path, run, rounds, cases)
+        except OSError as exc:
+            raise KoptError(f"{html_path}: cannot write the HTML report: {exc.strerror}") from exc
     if as_json:
         return _emit({"run_id": run.run_id, "markdown": text, "html": str(html_path) if html_path else None})
     click.echo(text)

@@ -12,9 +12,9 @@ from kopt.errors import KoptError
 
 @click.command("synthesize")
 @click.option("--runs", "runs", default=None, help="Comma-separated run ids (or unique prefixes); default: every run.")
-@click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
+@click.option("--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The rounds store to read (a .kopt/ folder); default: this workspace's.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where patterns go; default KOPT_HOME/patterns (--out corpora/patterns to contribute them).")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--no-index", is_flag=True, help="Write the pattern files but do not upsert them into the index.")

@@ -39,6 +39,10 @@ class Launch:
     grid: tuple[int, ...]
 
 
+# Compute capabilities the bundled LLVM and ptxas accept; any other number fails deep inside them, noisily.
+KNOWN_SM = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
+
+
 def parse_target(target: str | None):
     """'sm_90' / 'sm_90a' / '90' -> GPUTarget; None -> the local GPU, else sm_90."""
     from triton.backends.compiler import GPUTarget
@@ -46,8 +50,9 @@ def parse_target(target: str | None):
     if target is None:
         return GPUTarget("cuda", _local_capability() or 90, 32)
     match = re.fullmatch(r"(?:sm_?)?(\d+)a?", target.strip().lower())
-    if not match:
-        raise KoptError(f"unknown target {target!r}; expected e.g. sm_90 or sm_80")
+    if not match or int(match.group(1)) not in KNOWN_SM:
+        raise KoptError(f"unknown target {target!r}; expected ascend[:ARCH] or one of "
+                        + ", ".join(f"sm_{cc}" for cc in KNOWN_SM))
     return GPUTarget("cuda", int(match.group(1)), 32)
 
 

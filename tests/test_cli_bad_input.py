@@ -1,0 +1,89 @@
+"""Bad input a new user types, through a real `kopt` subprocess: one clear line naming the file or
+cause, a non-zero exit, nothing on stdout, never a traceback. Each case was a bug once."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "strided_scale.py"
+
+
+def kopt(args, tmp_path, timeout=120):
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    env.pop("KOPT_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "kopt.cli", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=timeout)
+
+
+def assert_one_line_error(done, *words):
+    """A KoptError: exit 1, stdout empty, one stderr line that says what is wrong."""
+    assert done.returncode == 1, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+    assert done.stdout == ""
+    err = done.stderr.strip()
+    assert "\n" not in err and err.startswith("kopt: error: ") and "internal error" not in err, err
+    for word in words:
+        assert word in err, err
+
+
+def assert_usage_error(done, *words):
+    """click's own check of an option or argument: exit 2 and its message, no traceback."""
+    assert done.returncode == 2, (done.stdout[-500:], done.stderr[-2000:])
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+@pytest.fixture
+def bad(tmp_path):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "notes.txt").write_text("hello\n")
+    return tmp_path
+
+
+def test_task_file_without_py_suffix(bad):
+    """A task saved under another suffix imports; a text file is an import error at its line, not a crash."""
+    task = bad / "strided.task"
+    shutil.copy(EXAMPLE, task)
+    done = kopt(["compile", str(task), "--stage", "ttir", "--json"], bad)
+    assert done.returncode == 0 and '"name": "scale_rows_kernel"' in done.stdout, done.stderr[-2000:]
+    for command in ("compile", "diagnose"):
+        assert_one_line_error(kopt([command, "notes.txt"], bad), "notes.txt:1", "importing the task failed",
+                              "NameError")
+
+
+def test_directory_is_named_a_directory(bad):
+    assert_one_line_error(kopt(["ask", "why", "--kernel", "adir", "--offline"], bad), "adir: is a directory")
+    assert_usage_error(kopt(["diagnose", "adir"], bad), "is a directory")
+
+
+def test_ask_kernel_line_must_be_a_line_of_the_file(bad):
+    not_a_number = kopt(["ask", "why", "--kernel", f"{EXAMPLE}:abc", "--offline"], bad)
+    assert_one_line_error(not_a_number, "'abc' is not a line number")
+    past_the_end = kopt(["ask", "why", "--kernel", f"{EXAMPLE}:9999", "--offline"], bad)
+    assert_one_line_error(past_the_end, "strided_scale.py:9999: no such line")
+
+
+def test_unknown_targets_fail_in_one_line(bad):
+    """sm_7 used to reach ptxas and LLVM (a page of errors); bogus targets were silently the default."""
+    assert_one_line_error(kopt(["compile", str(EXAMPLE), "--target", "sm_7"], bad), "unknown target 'sm_7'", "sm_90")
+    assert_one_line_error(kopt(["ask", "why", "--target", "bogus", "--offline"], bad), "unknown target 'bogus'")
+    assert_one_line_error(kopt(["validate", str(EXAMPLE), "--target", "bogus"], bad), "unknown target 'bogus'")
+
+
+def test_option_ranges_are_checked_up_front(bad):
+    assert_usage_error(kopt(["validate", str(EXAMPLE), "--timeout", "-1"], bad), "--timeout")
+    assert_usage_error(kopt(["mcp", "--transport", "http", "--port", "99999"], bad), "--port")
+    assert_usage_error(kopt(["eval", "retrieval", "--gold", "adir"], bad), "is a directory")
+    (bad / "taken").write_text("")
+    assert_usage_error(kopt(["synthesize", "--out", "taken", "--no-index"], bad), "is a file")
+
+
+def test_empty_suite_and_missing_task_print_nothing_else(bad):
+    assert_one_line_error(kopt(["eval", "suite", "--suite", "adir"], bad), "adir: no operators")
+    # the live rounds table used to be drawn, empty, before the error
+    assert_one_line_error(kopt(["optimize", "missing.py"], bad), "missing.py: no such task file")
