@@ -87,3 +87,11 @@ def test_empty_suite_and_missing_task_print_nothing_else(bad):
     assert_one_line_error(kopt(["eval", "suite", "--suite", "adir"], bad), "adir: no operators")
     # the live rounds table used to be drawn, empty, before the error
     assert_one_line_error(kopt(["optimize", "missing.py"], bad), "missing.py: no such task file")
+
+
+def test_eval_diagnosis_manifest_that_is_not_one(bad):
+    (bad / "empty.yaml").write_text("")
+    assert_one_line_error(kopt(["eval", "diagnosis", "--manifest", "empty.yaml"], bad),
+                          "empty.yaml: not a diagnosis manifest")
+    assert_one_line_error(kopt(["eval", "diagnosis", "--manifest", "missing.yaml"], bad),
+                          "missing.yaml: cannot read the manifest")

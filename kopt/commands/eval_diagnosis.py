@@ -21,9 +21,14 @@ MODES = ("L1", "auto")
 
 def load_manifest(path: Path) -> list[dict[str, Any]]:
     try:
-        cases = yaml.safe_load(path.read_text())["cases"]
-    except (OSError, KeyError, TypeError, yaml.YAMLError) as exc:
-        raise KoptError(f"{path}: not a diagnosis manifest (a YAML mapping with `cases:`): {exc}") from exc
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise KoptError(f"{path}: cannot read the manifest: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise KoptError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from exc
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise KoptError(f"{path}: not a diagnosis manifest (a YAML mapping whose `cases:` is a list of mappings)")
     for i, case in enumerate(cases):
         missing = {"name", "op", "finding", "level"} - set(case)
         if missing:
