@@ -95,3 +95,7 @@ def test_eval_diagnosis_manifest_that_is_not_one(bad):
                           "empty.yaml: not a diagnosis manifest")
     assert_one_line_error(kopt(["eval", "diagnosis", "--manifest", "missing.yaml"], bad),
                           "missing.yaml: cannot read the manifest")
+
+
+def test_ingest_path_must_be_a_folder(bad):
+    assert_usage_error(kopt(["ingest", "triton", "--path", "notes.txt"], bad), "is a file")

@@ -18,7 +18,7 @@ def _emit_json(payload: object) -> None:
 
 @click.command("ingest")
 @click.argument("corpus")
-@click.option("--path", type=click.Path(path_type=Path), help="Source folder (a checkout for triton/triton-ascend).")
+@click.option("--path", type=click.Path(file_okay=False, path_type=Path), help="Source folder (a checkout for triton/triton-ascend).")
 @click.option("--rev", help="Git revision to ingest (read from git; the work tree is not touched).")
 @click.option("--embed-model", help="sentence-transformers model name (default: settings.embed_model).")
 @click.option("--qdrant-url", help="A Qdrant server instead of the embedded index.")
