@@ -99,3 +99,13 @@ def test_eval_diagnosis_manifest_that_is_not_one(bad):
 
 def test_ingest_path_must_be_a_folder(bad):
     assert_usage_error(kopt(["ingest", "triton", "--path", "notes.txt"], bad), "is a file")
+
+
+def test_index_doctor_on_an_unreadable_catalog_says_what_to_do(bad):
+    """The index's own error says "run kopt index doctor"; the doctor must not answer the same."""
+    catalog = bad / "home" / "index" / "catalog.json"
+    catalog.parent.mkdir(parents=True)
+    catalog.write_text("{garbage")
+    done = kopt(["index", "doctor"], bad)
+    assert_one_line_error(done, "catalog.json: unreadable index catalog", "move it aside", "kopt ingest")
+    assert catalog.read_text() == "{garbage"  # nothing is changed behind the user's back

@@ -142,7 +142,11 @@ def index_doctor(fix: bool, as_json: bool) -> None:
     backend = open_backend(load_settings())
     problems, report = [], []
     try:
-        catalog = backend.read_catalog()
+        try:
+            catalog = backend.read_catalog()
+        except KoptError as exc:  # its own hint says "run kopt index doctor": say here what that means
+            raise KoptError(f"{exc.args[0]}; move it aside and re-run `kopt ingest CORPUS` for each corpus you use "
+                            "(then `kopt index doctor --fix` removes the old collections)") from exc
         used = {e["collection"] for e in catalog["corpora"].values()} | {e["collection"] for e in catalog["building"].values()}
         for name, e in sorted(catalog["corpora"].items()):
             try:
