@@ -165,8 +165,11 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     if llm is not None:
         from kopt.llm import complete
 
-        answer.prose = complete(llm, SYSTEM, _prompt(answer))
-        answer.llm = getattr(llm, "model", type(llm).__name__)
+        try:
+            answer.prose = complete(llm, SYSTEM, _prompt(answer))
+            answer.llm = getattr(llm, "model", type(llm).__name__)
+        except KoptError as exc:  # the evidence is already gathered: keep it, say why there is no prose
+            answer.notes.append(f"{str(exc).rstrip('.')}; this is the evidence answer without prose (--offline skips the LLM)")
     return answer
 
 

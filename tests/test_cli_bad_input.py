@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "strided_scale.py"
 
 
-def kopt(args, tmp_path, timeout=120):
-    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+def kopt(args, tmp_path, timeout=120, **extra_env):
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1", **extra_env}
     env.pop("KOPT_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "kopt.cli", *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=timeout)
@@ -109,3 +109,11 @@ def test_index_doctor_on_an_unreadable_catalog_says_what_to_do(bad):
     done = kopt(["index", "doctor"], bad)
     assert_one_line_error(done, "catalog.json: unreadable index catalog", "move it aside", "kopt ingest")
     assert catalog.read_text() == "{garbage"  # nothing is changed behind the user's back
+
+
+def test_ask_keeps_the_evidence_when_the_llm_is_unreachable(bad):
+    """An LLM that cannot be reached used to turn the whole answer into one error line."""
+    done = kopt(["ask", "why no vectorization", "--kernel", f"{EXAMPLE}:15"], bad, KOPT_LLM_PROVIDER="openai-like",
+                KOPT_LLM_MODEL="x", KOPT_LLM_BASE_URL="http://127.0.0.1:1/v1", KOPT_LLM_TIMEOUT_S="5")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Facts at the line" in done.stdout and "the LLM (x) failed" in done.stdout and "--offline" in done.stdout
