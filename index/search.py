@@ -104,7 +104,7 @@ class Index:
         if mode not in MODES:
             raise KoptError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if not tokens(query):
-            raise KoptError("empty query")
+            raise KoptError(f"no searchable words in the query {query!r}")
         flt, path_glob = _filters(filters)
         fetch = max(50, k * 5) * (4 if path_glob else 1)
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score

@@ -59,7 +59,8 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise KoptError(f"{path}: not valid TOML: {exc}") from exc
 
 
-def _coerce(name: str, value: object) -> object:
+def _coerce(name: str, value: object, origin: str) -> object:
+    """The value as its setting's type; a wrong type is the user's to fix, named with where it came from."""
     kinds = {f.name: f.type for f in fields(Settings)}
     kind = str(kinds[name])
     if value is None:
@@ -67,7 +68,12 @@ def _coerce(name: str, value: object) -> object:
     if "Path" in kind:
         return Path(str(value)).expanduser()
     if kind == "float":
-        return float(value)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise KoptError(f"setting {name!r} from {origin}: {value!r} is not a number") from None
+    if not isinstance(value, str):
+        raise KoptError(f"setting {name!r} from {origin}: {value!r} must be a string (quote it in TOML)")
     return value
 
 
@@ -88,6 +94,6 @@ def load_settings(workspace: Path | None = None, **flags: object) -> Settings:
                 if origin == "environment":
                     continue  # other KOPT_* variables belong to other tools (KOPT_DEBUG, ...)
                 raise KoptError(f"unknown setting {key!r} in {origin}; known: {', '.join(sorted(known))}")
-            setattr(settings, key, _coerce(key, value))
+            setattr(settings, key, _coerce(key, value, origin))
             settings.sources[key] = origin
     return settings

@@ -117,3 +117,11 @@ def test_ask_keeps_the_evidence_when_the_llm_is_unreachable(bad):
                 KOPT_LLM_MODEL="x", KOPT_LLM_BASE_URL="http://127.0.0.1:1/v1", KOPT_LLM_TIMEOUT_S="5")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Facts at the line" in done.stdout and "the LLM (x) failed" in done.stdout and "--offline" in done.stdout
+
+
+def test_settings_of_the_wrong_type_name_the_setting_and_where_it_came_from(tmp_path):
+    (tmp_path / "kopt.toml").write_text("target = 90\n")
+    assert_one_line_error(kopt(["compile", str(EXAMPLE)], tmp_path), "'target'", "kopt.toml", "string")
+    (tmp_path / "kopt.toml").unlink()
+    done = kopt(["compile", str(EXAMPLE)], tmp_path, KOPT_LLM_TIMEOUT_S="abc")
+    assert_one_line_error(done, "'llm_timeout_s'", "environment", "not a number")
