@@ -1,7 +1,8 @@
 """The Chunk record and the size rules every chunker shares.
 
 A chunk is a contiguous, exactly-numbered line range of one file, preceded in its text by a
-header line (path, qualified name, signature) so that both the embedder and a reader know
+header line (path, qualified name, signature, and the context a piece loses when cut out: the
+class it sits in, the pass its file implements) so that both the embedder and a reader know
 where it comes from. Tiny neighbours merge; huge bodies split with the header repeated.
 """
 
@@ -31,6 +32,7 @@ class Chunk:
     symbols: list[str] = field(default_factory=list)
     passes: list[str] = field(default_factory=list)
     extra: dict = field(default_factory=dict)   # chunker-specific metadata (front matter, RUN flags)
+    context: str = ""         # enclosing class head, implemented pass and its summary: in the header, so searchable
 
     @property
     def header(self) -> str:
@@ -39,6 +41,8 @@ class Chunk:
             parts.append(self.qualname)
         if self.signature:
             parts.append(self.signature)
+        if self.context:
+            parts.append(self.context)
         return " | ".join(parts)
 
     @property
@@ -70,7 +74,7 @@ def windows(source: str, path: str, language: str, *, kind: str = "code", start:
         if template is not None:
             chunk = Chunk(path, language, template.kind, s, e, body, template.symbol,
                           f"{template.qualname} (part {i}/{len(spans)})", template.signature,
-                          list(template.symbols), list(template.passes), dict(template.extra))
+                          list(template.symbols), list(template.passes), dict(template.extra), template.context)
         out.append(chunk)
     return out
 
@@ -98,4 +102,5 @@ def _merge(a: Chunk, b: Chunk, source: str) -> Chunk:
     names = [n for n in (a.qualname, b.qualname) if n]
     return Chunk(a.path, a.language, a.kind, a.start_line, b.end_line, lines_of(source, a.start_line, b.end_line),
                  a.symbol or b.symbol, ", ".join(names), a.signature or b.signature,
-                 sorted(set(a.symbols + b.symbols)), sorted(set(a.passes + b.passes)), {**b.extra, **a.extra})
+                 sorted(set(a.symbols + b.symbols)), sorted(set(a.passes + b.passes)), {**b.extra, **a.extra},
+                 a.context or b.context)

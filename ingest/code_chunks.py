@@ -51,6 +51,7 @@ class _Builder:
         self.path, self.language, self.source = path, language, source
         self.chunks: list[Chunk] = []
         self.glue: list[tuple[int, int, str]] = []  # (start_row, end_row, group)
+        self.enclosing = ""  # head of the too-big class whose members are being chunked one by one
 
     def add(self, node, start_row: int, kind: str, qualname: str, signature: str, passes=(), members=()) -> None:
         """members: names of methods defined inside a class kept whole, so symbol lookups find them too."""
@@ -60,7 +61,7 @@ class _Builder:
         body = "\n".join(self.source.decode("utf-8", "replace").splitlines()[start_row : end_row + 1])
         self.chunks.append(Chunk(self.path, self.language, kind, start_row + 1, end_row + 1, body,
                                  symbol, qualname, signature, list(dict.fromkeys(([symbol] if symbol else []) + list(members))),
-                                 list(passes)))
+                                 list(passes), context=self.enclosing))
 
     def add_glue(self, start_row: int, end_row: int, group: str) -> None:
         self.glue.append((start_row, end_row, group))
@@ -180,8 +181,11 @@ def _cpp_class(b: _Builder, outer, cls, scope: list[str]) -> None:
         return
     b.flush_glue()
     b.add_glue(_start_with_comments(outer), body.start_point[0], qual)
+    outside, b.enclosing = b.enclosing, f"in {_squash(head)}"
     for member in body.named_children:
         _cpp_item(b, member, member, scope + [name])
+    b.flush_glue()
+    b.enclosing = outside
     b.add_glue(body.end_point[0], outer.end_point[0], qual)
     b.flush_glue()
 
@@ -208,7 +212,9 @@ def _py_walk(b: _Builder, block, scope: list[str]) -> None:
             if node.type == "class_definition" and not _fits(child):
                 b.flush_glue()
                 b.add_glue(_start_with_comments(child), body.start_point[0], qual)
+                outside, b.enclosing = b.enclosing, f"in {sig}"
                 _py_walk(b, body, scope + [name])
+                b.enclosing = outside
                 continue
             kind = "class" if node.type == "class_definition" else "function"
             methods = [_text(m.child_by_field_name("name")) for m in _members(body, "function_definition")]
