@@ -517,7 +517,7 @@ def build_server(workspace: Path) -> MCPServer:
         from kopt.harness.validate import validate as kopt_validate
         from kopt.optimize import MIN_GAIN, VALIDATION_TO_OUTCOME, bench_times, speedup
         from kopt.rewrite.guard import check_candidate
-        from kopt.rounds.store import Round
+        from kopt.rounds.store import Round, best_round
 
         cand = ws.path(candidate)
         if not evidence:
@@ -546,8 +546,7 @@ def build_server(workspace: Path) -> MCPServer:
 
         def commit(store) -> RoundModel:
             rounds = store.rounds(run.run_id)
-            wins = [r for r in rounds if r.outcome == "improved"]
-            best = max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
+            best = best_round(rounds)
             artifacts = {"candidate": store.put(source),
                          "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
             times: list[float | None] = []

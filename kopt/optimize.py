@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from kopt.diagnose.findings import Finding
 from kopt.errors import KoptError
-from kopt.rounds.store import Round, RoundsStore, Run
+from kopt.rounds.store import Round, RoundsStore, Run, best_round
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
@@ -112,8 +112,7 @@ class Optimizer:
 
     def state(self) -> tuple[list[Round], Round | None]:
         rounds = self.store.rounds(self.run_row.run_id)
-        wins = [r for r in rounds if r.outcome == "improved"]
-        return rounds, max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
+        return rounds, best_round(rounds)
 
     def best_source(self, best: Round | None) -> str:
         return self.store.get(best.candidate) if best else self.initial_source

@@ -43,7 +43,7 @@ def runs_cmd() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_cmd(as_json: bool) -> None:
     """Every run: task, status, rounds, best speedup."""
-    from kopt.rounds.report import best_round
+    from kopt.rounds.store import best_round
 
     store = _store()
     rows = []

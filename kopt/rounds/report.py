@@ -7,16 +7,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from kopt.rounds.store import Round, Run
+from kopt.rounds.store import Round, Run, best_round
 
 LEVEL_Y = {None: 0, "L1": 1, "L2": 2, "L3": 3, "L4": 4}
 OUTCOME_COLOR = {"improved": "#2a9d4b", "slower": "#e9a23b", "untimed": "#7a8ca6", "incorrect": "#d64545",
                  "compile_error": "#a33", "timeout": "#8a2be2", "crash": "#555", "rejected": "#c06", "proposer_error": "#999"}
-
-
-def best_round(rounds: list[Round]) -> Round | None:
-    wins = [r for r in rounds if r.outcome == "improved"]
-    return max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
 
 
 def _x(value: float | None, digits: int = 2) -> str:

@@ -90,6 +90,12 @@ class Run:
         return asdict(self)
 
 
+def best_round(rounds: list[Round]) -> Round | None:
+    """The improved round with the highest speedup over the initial kernel: the run's best so far."""
+    wins = [r for r in rounds if r.outcome == "improved"]
+    return max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
+
+
 _RUN_JSON = ("options", "baseline", "timing", "initial")
 _ROUND_JSON = ("finding_ids", "case_times", "evidence", "levels", "skipped", "roofline")
 
