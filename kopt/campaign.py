@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kopt.errors import KoptError
-
-POLICIES = ("progressive", "profile-only", "always-deep")
+from kopt.optimize import POLICIES
 
 
 @dataclass

@@ -17,15 +17,15 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
+from kopt.diagnose.escalate import SYMPTOMS
 from kopt.diagnose.findings import Finding
 from kopt.errors import KoptError
 from kopt.rounds.store import Round, RoundsStore, Run, best_round
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
-SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}
 LLM_TRIES = 2  # LLM attempts per finding: the second sees why the first failed
 VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
                          "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash"}
@@ -33,6 +33,7 @@ Event = Callable[[str, dict[str, Any]], None]
 # --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
 POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"}
+POLICIES = tuple(POLICY_LEVEL)
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Outcome:
     label: str = ""  # the variant the outcome is about
 
 
-def geomean(values: list[float]) -> float | None:
+def geomean(values: Iterable[float | None]) -> float | None:
     values = [v for v in values if v and v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 

@@ -18,8 +18,7 @@ from html import escape
 from typing import Any, Iterable
 
 from kopt.diagnose.findings import LEVELS
-
-POLICIES = ("progressive", "profile-only", "always-deep")
+from kopt.optimize import POLICIES, geomean
 
 
 @dataclass
@@ -45,11 +44,6 @@ class OperatorResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def geomean(values: Iterable[float]) -> float | None:
-    vals = [v for v in values if v is not None and v > 0]
-    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
 def _ratio(num: list | None, den: list | None) -> float | None:
