@@ -16,13 +16,14 @@ import glob
 import io
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kopt.harness.sandbox import run_in_group
 
 SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
             "SchedulerStats", "SourceCounters")
@@ -121,7 +122,7 @@ def run_ncu(program: list[str], *, timeout: float = 300, ncu: str | None = None,
         report = Path(tmp) / "profile"
         cmd = profile_command(ncu, report, program)
         try:
-            proc = _run_group(cmd, timeout, cwd, env)
+            proc = run_in_group(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
         except subprocess.TimeoutExpired:
             return NcuResult(False, f"ncu timed out after {timeout:g} s", version, cmd)
         except OSError as exc:
@@ -143,19 +144,6 @@ def run_ncu(program: list[str], *, timeout: float = 300, ncu: str | None = None,
     elif proc.returncode != 0:
         result.reason = f"ncu exited {proc.returncode} after profiling: {_last_error(log)}"
     return result
-
-
-def _run_group(cmd: list[str], timeout: float, cwd, env) -> subprocess.CompletedProcess:
-    """Run in its own process group so a timeout also ends the profiled program ncu started."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 _CHILD = """

@@ -37,18 +37,13 @@ def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | N
         child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
         start = time.monotonic()
         with open(stderr_path, "w") as stderr:
-            proc = subprocess.Popen([sys.executable, "-m", "kopt.harness.worker"], stdin=subprocess.PIPE,
-                                    stdout=stderr, stderr=stderr, env=child_env, start_new_session=True, text=True)
             try:
-                proc.communicate(json.dumps(request), timeout=timeout_s)
-                timed_out = False
+                proc = run_in_group([sys.executable, "-m", "kopt.harness.worker"], timeout_s, json.dumps(request),
+                                    stdin=subprocess.PIPE, stdout=stderr, stderr=stderr, env=child_env)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                timed_out = True
+                return _failure("timeout", f"no result after {timeout_s:g} s; the child was killed (a hang?)",
+                                round(time.monotonic() - start, 3))
         elapsed = round(time.monotonic() - start, 3)
-        _kill_group(proc)  # anything the child left running (e.g. its own subprocesses)
-        if timed_out:
-            return _failure("timeout", f"no result after {timeout_s:g} s; the child was killed (a hang?)", elapsed)
         if result_path.is_file():
             outcome = json.loads(result_path.read_text())
             outcome["elapsed_s"] = elapsed
@@ -56,12 +51,19 @@ def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | N
         return _failure(*_classify_exit(proc.returncode, _tail(stderr_path)), elapsed)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def run_in_group(cmd: list[str], timeout: float, input: str | None = None, **popen: Any) -> subprocess.CompletedProcess:
+    """Run `cmd` in its own session and kill that whole process group when it ends or times out (the
+    TimeoutExpired is re-raised), so nothing it started, a profiled program or a hung kernel, outlives it."""
+    proc = subprocess.Popen(cmd, start_new_session=True, text=True, **popen)
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+        out, err = proc.communicate(input, timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _classify_exit(returncode: int, stderr_tail: str) -> tuple[str, str]:
