@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kopt.cli import emit_json
 from kopt.errors import KoptError
 
 STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")
@@ -23,12 +24,6 @@ def _quiet_broken_pipe() -> None:
     """`kopt compile ... | head` closes the pipe early; that is not an error."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-
-
-def _emit_json(payload: object) -> None:
-    from kopt.cli import emit_json
-
-    emit_json(payload)
 
 
 def _fmt(value: float | None, spec: str = ".3g") -> str:
@@ -61,7 +56,7 @@ def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: i
     kernels = compile_task(load_task(task), case=case_index, target=target, trajectory=trajectory, stages=stages)
     try:
         if as_json:
-            _emit_json([k.to_dict(with_asm=stage is not None or trajectory) for k in kernels])
+            emit_json([k.to_dict(with_asm=stage is not None or trajectory) for k in kernels])
             return
         console = _console()
         table = Table(title=f"{task} (case {case_index}) compiled")
@@ -109,7 +104,7 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
     _no_npu_run("validate", target)
     result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
     if as_json:
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
     elif result.cases:
         table = Table(title=f"validate {candidate or task} on {result.device}")
         for col in ("case", "held-out", "seed", "max abs err", "max rel err", "atol/rtol", "result", "s"):
@@ -147,7 +142,7 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
         raise KoptError(f"--cases takes comma-separated integers, got {case_list!r}") from exc
     result = bench(task, candidate, timeout_s=timeout_s, cases=cases)
     if as_json:
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
     elif result.ok:
         ceil = result.ceilings
         table = Table(title=f"bench {candidate or task} on {result.device}")
@@ -180,7 +175,7 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
     facts = {k.name: ascend_facts(k) for k in kernels}
     try:
         if as_json:
-            _emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), "ascend": facts[k.name].to_dict()}
+            emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), "ascend": facts[k.name].to_dict()}
                         for k in kernels])
             return
         console = _console()

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kopt.cli import emit_json
 from kopt.errors import KoptError
 
 
@@ -26,12 +27,6 @@ def _store():
 
 def _console() -> Console:
     return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def _emit(payload: object) -> None:
-    from kopt.cli import emit_json
-
-    emit_json(payload)
 
 
 @click.group("runs")
@@ -54,7 +49,7 @@ def list_cmd(as_json: bool) -> None:
                      "created": run.created, "rounds": len(rounds), "best_round": best.n if best else None,
                      "speedup": best.speedup_initial if best else None})
     if as_json:
-        return _emit(rows)
+        return emit_json(rows)
     table = Table(title=f"runs in {store.root}")
     for col in ("run", "task", "started", "status", "rounds", "best"):
         table.add_column(col, overflow="fold")
@@ -76,7 +71,7 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     run = store.run(run_id)
     rounds = [r.to_dict() for r in store.rounds(run.run_id)]
     if as_json:
-        return _emit({"run": run.to_dict(), "rounds": rounds})
+        return emit_json({"run": run.to_dict(), "rounds": rounds})
     console = _console()
     console.print(f"run {run.run_id}: {run.task_path} - {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
     console.print(f"timing: {run.timing.get('reason')}")
@@ -111,7 +106,7 @@ def diff_cmd(run_id: str, a: str, b: str, as_json: bool) -> None:
     (la, sa), (lb, sb) = source(a), source(b)
     diff = "".join(difflib.unified_diff(sa.splitlines(True), sb.splitlines(True), la, lb))
     if as_json:
-        return _emit({"run_id": run.run_id, "a": a, "b": b, "diff": diff})
+        return emit_json({"run_id": run.run_id, "a": a, "b": b, "diff": diff})
     click.echo(diff or f"{la} and {lb} are identical")
 
 
@@ -135,7 +130,7 @@ def report_cmd(run_id: str, html_path: Path | None, as_json: bool) -> None:
         except OSError as exc:
             raise KoptError(f"{html_path}: cannot write the HTML report: {exc.strerror}") from exc
     if as_json:
-        return _emit({"run_id": run.run_id, "markdown": text, "html": str(html_path) if html_path else None})
+        return emit_json({"run_id": run.run_id, "markdown": text, "html": str(html_path) if html_path else None})
     click.echo(text)
     if html_path:
         click.echo(f"HTML report: {html_path}")
