@@ -117,7 +117,8 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         index: Any = None, llm: Any = None) -> Answer:
     """Answer from evidence; `llm` None means the structured offline answer."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import _open_index, catalog_patterns, target_family
+    from kopt.diagnose.escalate import _open_index, catalog_patterns
+    from kopt.toolchain import target_family
     from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
     from kopt.patterns import load_patterns
 

@@ -72,6 +72,11 @@ def parse_target(target: str | None) -> tuple[str, str]:
     return name, arch or DEFAULT_ARCH[name]
 
 
+def target_family(target: str | None) -> str:
+    """'ascend' for ascend[:ARCH] targets, else 'nvidia' (sm_90, 90, None); never raises, unlike parse_target."""
+    return "ascend" if (target or "").split(":", 1)[0].strip().lower() == "ascend" else "nvidia"
+
+
 def toolchain_home(name: str) -> Path:
     return kopt_home() / "toolchains" / name
 

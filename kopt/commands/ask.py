@@ -15,7 +15,7 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     """Ask why: with --kernel, the lowered code's facts at that line come first, then the compiler's reasons."""
     from kopt.ask import ask, parse_kernel_arg
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import target_family
+    from kopt.toolchain import target_family
     from kopt.harness.compile import parse_target
     from kopt.llm import make_llm
 

@@ -41,7 +41,7 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: int, trajectory: bool, as_json: bool) -> None:
     """AOT-compile a task's kernels (no GPU needed) and show IR stages and resource usage."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import target_family
+    from kopt.toolchain import target_family
 
     target = target or load_settings().target
     if target_family(target) == "ascend":
@@ -198,7 +198,7 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
 def _no_npu_run(what: str, target: str | None) -> None:
     """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import target_family
+    from kopt.toolchain import target_family
     from kopt.harness.compile import parse_target
 
     target = target or load_settings().target

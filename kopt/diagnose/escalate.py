@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from kopt.diagnose.findings import LEVELS, Evidence, Finding
 from kopt.errors import CompileError, KoptError
+from kopt.toolchain import target_family
 
 GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
@@ -56,11 +57,6 @@ def grounded(finding: Finding, failed: set[str]) -> bool:
     """A hypothesis worth acting on: a root cause (not a symptom), confident, with a fix to try, not tried already."""
     return (finding.id not in failed and finding.id not in SYMPTOMS and finding.confidence >= GROUNDED
             and bool(finding.patterns or finding.conditions))
-
-
-def target_family(target: str | None) -> str:
-    """'ascend' for ascend[:ARCH] targets, else 'nvidia' (sm_90, 90, None)."""
-    return "ascend" if (target or "").split(":", 1)[0].strip().lower() == "ascend" else "nvidia"
 
 
 def for_target(catalog: list, family: str) -> list:
