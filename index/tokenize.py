@@ -3,8 +3,7 @@
 Compiler source names things in camelCase, snake_case and dotted MLIR op names, and engineers
 ask in plain words; so each identifier yields its whole (lower-cased) self plus its parts, lightly
 stemmed. A letter with digits is one part whatever its case ("V3" in DISABLE_MMA_V3 meets "v3" in
-MMAv3), and each piece of a dotted name is also a whole ("RewriteTensorPointer.cpp" meets
-"RewriteTensorPointer", "tl.make_block_ptr" meets "make_block_ptr"). Documents carry a saturated term frequency (BM25's k1/b part); Qdrant's IDF modifier
+MMAv3). Documents carry a saturated term frequency (BM25's k1/b part); Qdrant's IDF modifier
 supplies the inverse document frequency at query time, so adding a corpus needs no global pass.
 """
 
@@ -46,8 +45,6 @@ def tokens(text: str) -> list[str]:
         parts = [p.lower() for piece in re.split(r"[._]", whole) for p in _CAMEL.findall(piece)]
         if len(parts) > 1:
             out.append(lower)
-        if "." in whole:
-            out.extend(p.lower() for p in whole.split(".") if len(_CAMEL.findall(p)) > 1 or "_" in p.strip("_"))
         out.extend(stem(p) for p in parts if p not in _STOP and (len(p) > 1 or p.isdigit()))
     return out
 

@@ -1,8 +1,8 @@
 """The Chunk record and the size rules every chunker shares.
 
 A chunk is a contiguous, exactly-numbered line range of one file, preceded in its text by a
-header line (path, qualified name, signature, and the context a piece loses when cut out: the
-class it sits in, the pass its file implements) so that both the embedder and a reader know
+header line (path, qualified name, signature, and for a member of a class too big to keep whole,
+that class's head) so that both the embedder and a reader know
 where it comes from. Tiny neighbours merge; huge bodies split with the header repeated.
 """
 
@@ -32,7 +32,7 @@ class Chunk:
     symbols: list[str] = field(default_factory=list)
     passes: list[str] = field(default_factory=list)
     extra: dict = field(default_factory=dict)   # chunker-specific metadata (front matter, RUN flags)
-    context: str = ""         # enclosing class head, implemented pass and its summary: in the header, so searchable
+    context: str = ""         # head of the enclosing class a member was cut from: in the header, so searchable
 
     @property
     def header(self) -> str:

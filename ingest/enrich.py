@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 _TD_PASS = re.compile(r"\bdef\s+(\w+)\s*:\s*(?:\w+)?Pass<\s*(?:/\*[^*]*\*/\s*)?\"([\w-]+)\"")
-_TD_SUMMARY = re.compile(r"\bdef\s+(\w+)\s*:\s*(?:\w+)?Pass<[^{;]*\{(?:(?!\bdef\s).)*?\blet\s+summary\s*=\s*\"([^\"]*)\"", re.S)
 _TD_OP = re.compile(r"\bdef\s+(([A-Za-z]+)_(\w+?)Op)\s*:\s*\w+<\s*\"([\w.]+)\"")
 _DIALECT_PREFIX = {"TT": "tt", "TTG": "ttg", "TTNG": "ttng", "NVGPU": "nvgpu", "NVWS": "nvws", "TTNV": "ttng",
                    "AMDGPU": "amdgpu", "TTAG": "amdgpu", "Gluon": "gluon", "TTI": "tti", "Proton": "proton"}
@@ -25,7 +24,6 @@ _OP_NAME = re.compile(r"(?<![#!\"\w.])(tt|ttg|ttng|triton_gpu|triton_nvidia_gpu|
 _OP_CLASS = re.compile(r"\b((?:triton::gpu|triton::nvidia_gpu|triton::nvgpu|triton::amdgpu|triton::nvws|triton|ttg|ttng|"
                        r"tt|LLVM|NVVM|ROCDL|arith|scf|math|cf|gpu|tensor|vector|memref)::)?([A-Z]\w*?)Op\b(?!::)")
 _GEN_PASS = re.compile(r"\bGEN_PASS_(?:DEF|DECL)_([A-Z0-9_]+)")
-_GEN_PASS_DEF = re.compile(r"\bGEN_PASS_DEF_([A-Z0-9_]+)")
 _IMPL_BASE = re.compile(r"\bimpl::(\w+)Base\b")
 _ADD_PASS = re.compile(r"\b(?:passes\.\w+\.|\bpm\.)?(add_[a-z0-9_]+)\s*\(")
 _CREATE_PASS = re.compile(r"\bcreate(\w+?)Pass\s*\(")
@@ -46,13 +44,11 @@ class Registry:
     """Pass records (name -> flag) and op classes (record/class -> dialect.mnemonic) of one corpus."""
 
     passes: dict[str, str] = field(default_factory=dict)
-    summaries: dict[str, str] = field(default_factory=dict)  # pass record -> its one-line `summary`
     ops: dict[str, str] = field(default_factory=dict)      # "TT_LoadOp" and "tt::LoadOp" -> "tt.load"
 
     def learn(self, td_source: str) -> None:
         for name, flag in _TD_PASS.findall(td_source):
             self.passes[name] = flag
-        self.summaries.update(_TD_SUMMARY.findall(td_source))
         for record, prefix, _cls, mnemonic in _TD_OP.findall(td_source):
             dialect = _DIALECT_PREFIX.get(prefix)
             if dialect:
@@ -93,23 +89,6 @@ def passes_in(text: str, reg: Registry) -> list[str]:
         if name in reg.passes:
             found += reg.pass_names(name)
     return list(dict.fromkeys(found))
-
-
-def pass_context(file_text: str, reg: Registry) -> str:
-    """The passes a file implements, with their summaries: its pieces say what they belong to.
-
-    A pass is declared in TableGen, in words ("Rewrite load/stores with tensor pointers into legacy
-    load/stores"), and implemented in a .cpp that says only GEN_PASS_DEF_...; every chunk of that file
-    carries the flag and the summary, so a question in the pass's words finds its code.
-    """
-    keys = dict.fromkeys(_GEN_PASS_DEF.findall(file_text) + _IMPL_BASE.findall(file_text))
-    out = []
-    for key in keys:
-        names = reg.pass_names(key)
-        if len(names) == 2:
-            summary = reg.summaries.get(names[0], "")
-            out.append(f"pass {names[1]}" + (f": {summary}" if summary else ""))
-    return "; ".join(dict.fromkeys(out))
 
 
 def ops_in(text: str, reg: Registry) -> list[str]:

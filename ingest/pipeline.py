@@ -19,12 +19,12 @@ from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_ha
 from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
 from kopt.ingest.chunk import Chunk, fit, windows
-from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, pass_context, passes_in
+from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, passes_in
 from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
 
 ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
 BATCH = 128
-PIPELINE = 3  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
+PIPELINE = 4  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
 
 
 @dataclass
@@ -108,9 +108,6 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
     for rel, data in blobs.items():
         file_chunks, fell_back = chunk_file(rel, data, kind_hint)
         fallbacks += fell_back
-        implemented = pass_context(data.decode("utf-8", "replace"), reg) if Path(rel).suffix in (".cpp", ".h", ".hpp") else ""
-        for chunk in file_chunks if implemented else ():
-            chunk.context = "; ".join(filter(None, [chunk.context, implemented]))
         chunks.extend(file_chunks)
     del blobs
     if not chunks:
