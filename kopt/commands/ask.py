@@ -16,12 +16,12 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     from kopt.ask import ask, parse_kernel_arg
     from kopt.config import load_settings
     from kopt.toolchain import target_family
-    from kopt.harness.compile import parse_target
+    from kopt.harness.compile import gpu_target
     from kopt.llm import make_llm
 
     settings = load_settings(target=target)
     if target and target_family(target) == "nvidia":
-        parse_target(target)  # a typo is an error even when no kernel gets compiled
+        gpu_target(target)  # a typo is an error even when no kernel gets compiled
     path, line = parse_kernel_arg(kernel) if kernel else (None, None)
     llm = None if offline else make_llm(settings)
     answer = ask(question, kernel=path, line=line, settings=settings, llm=llm)

@@ -199,12 +199,12 @@ def _no_npu_run(what: str, target: str | None) -> None:
     """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
     from kopt.config import load_settings
     from kopt.toolchain import target_family
-    from kopt.harness.compile import parse_target
+    from kopt.harness.compile import gpu_target
 
     target = target or load_settings().target
     if target_family(target) != "ascend":
         if target:
-            parse_target(target)  # a mistyped target is an error here too, not silently the default
+            gpu_target(target)  # a mistyped target is an error here too, not silently the default
         return
     from kopt.harness.ascend import npu_missing
 

@@ -43,7 +43,7 @@ class Launch:
 KNOWN_SM = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
 
 
-def parse_target(target: str | None):
+def gpu_target(target: str | None):
     """'sm_90' / 'sm_90a' / '90' -> GPUTarget; None -> the local GPU, else sm_90."""
     from triton.backends.compiler import GPUTarget
 
@@ -202,7 +202,7 @@ def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_di
 def compile_task(task: Task, *, case: int | dict | None = None, target: str | None = None, trajectory: bool = False,
                  stages: list[str] | tuple[str, ...] | None = None, cache_dir: Path | None = None) -> list[CompiledKernel]:
     """AOT-compile every kernel `entry` launches for one case (index into CASES, a case dict, or the first)."""
-    gpu_target = parse_target(target)
+    target_spec = gpu_target(target)
     if case is None:
         case = task.cases[0]
     elif isinstance(case, int):
@@ -218,8 +218,8 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
         cache_dir = load_settings().state_dir / "cache" / "compile"
     cache_dir = Path(cache_dir)
     kernels = []
-    for launch in capture_launches(task, case, gpu_target):
-        kernel = compile_launch(launch, gpu_target, trajectory=trajectory, cache_dir=cache_dir)
+    for launch in capture_launches(task, case, target_spec):
+        kernel = compile_launch(launch, target_spec, trajectory=trajectory, cache_dir=cache_dir)
         kernel.grid = list(launch.grid)  # the case's grid; the compiled code does not depend on it
         kernels.append(kernel)
     if stages:
