@@ -88,6 +88,9 @@ class EdgeBackend:
             try:
                 self._shards[name] = EdgeShard.load(str(path))
             except Exception as exc:  # the engine reports corruption and locks as plain exceptions
+                if "WouldBlock" in str(exc):  # another process holds the shard's WAL lock
+                    raise IndexError_(f"{path}: the index is in use by another kopt process (an ingest?)",
+                                      hint="try again when it has finished") from exc
                 raise IndexError_(f"{path}: cannot open index collection ({exc})", hint="run `kopt index doctor`") from exc
         return self._shards[name]
 
