@@ -515,7 +515,7 @@ def build_server(workspace: Path) -> MCPServer:
         recorded as incorrect, an untimed one (no GPU) as untimed, and only a measured gain as improved."""
         from kopt.diagnose.findings import FINDING_IDS
         from kopt.harness.validate import validate as kopt_validate
-        from kopt.optimize import MIN_GAIN, VALIDATION_TO_OUTCOME, bench_times, speedup
+        from kopt.optimize import bench_times, judge, speedup, validation_summary
         from kopt.rewrite.guard import check_candidate
         from kopt.rounds.store import Round, best_round
 
@@ -549,21 +549,10 @@ def build_server(workspace: Path) -> MCPServer:
             best = best_round(rounds)
             artifacts = {"candidate": store.put(source),
                          "agent_evidence": store.put_json([e.model_dump() for e in evidence])}
-            times: list[float | None] = []
-            roofline: list[float | None] = []
-            if problem:
-                outcome, message = "rejected", f"candidate rejected: {problem}"
-            elif not checked.ok:
-                outcome, message = VALIDATION_TO_OUTCOME.get(checked.reason or "", "crash"), checked.message
-            elif timed is None:
-                outcome, message = "untimed", f"validated on {len(checked.cases)} cases; {run.timing.get('reason')}"
-            elif not timed["ok"]:
-                outcome, message = timed["outcome"], timed["message"]
-            else:
-                times, roofline = timed["times"], timed["roofline"]
-                gain = speedup(best.case_times if best else run.baseline, times) or 0
-                outcome = "improved" if gain >= MIN_GAIN else "slower"
-                message = f"x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
+            validation = validation_summary(checked) if checked is not None else None
+            base = best.case_times if best else run.baseline
+            outcome, message = judge(problem, validation, timed, run.timing.get("reason"), base)
+            times, roofline = (timed["times"], timed["roofline"]) if timed and timed["ok"] else ([], [])
             if checked is not None:
                 artifacts["validation"] = store.put_json(checked.to_dict())
             rnd = Round(
@@ -572,7 +561,7 @@ def build_server(workspace: Path) -> MCPServer:
                 finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
                 candidate=artifacts["candidate"], outcome=outcome, message=message, case_times=times,
                 speedup_initial=speedup(run.baseline, times) if times else None,
-                speedup_best=speedup(best.case_times if best else run.baseline, times) if times else None,
+                speedup_best=speedup(base, times) if times else None,
                 evidence=artifacts, roofline=roofline, seconds=round(time.monotonic() - start, 2))
             store.add_round(rnd)
             return RoundModel.model_validate(rnd.to_dict())

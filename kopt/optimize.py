@@ -78,6 +78,30 @@ def speedup(base: list[float | None], new: list[float | None]) -> float | None:
     return geomean([b / n for b, n in zip(base, new) if b and n])
 
 
+def validation_summary(r: Any) -> dict[str, Any]:
+    """What a round keeps of a harness ValidationResult (and what `judge` reads)."""
+    return {"ok": r.ok, "reason": r.reason, "message": r.message, "cases": len(r.cases), "device": r.device,
+            "held_out": sum(c.held_out for c in r.cases), "note": r.held_out_note}
+
+
+def judge(problem: str | None, validation: dict[str, Any] | None, timing: dict[str, Any] | None,
+          untimed_reason: str | None, base: list[float | None]) -> tuple[str, str | None]:
+    """(outcome, message) of one candidate, stage by stage: the one rule for the loop and MCP record_round.
+    `problem`: the guard's objection; `validation`: validation_summary, or None if not run; `timing`: bench_times,
+    or None if not timed; `base`: the case times to beat."""
+    if problem:
+        return "rejected", f"candidate rejected: {problem}"
+    if not validation["ok"]:
+        return VALIDATION_TO_OUTCOME.get(validation["reason"] or "", "crash"), validation["message"]
+    if timing is None:
+        return "untimed", f"validated on {validation['cases']} cases; {untimed_reason}"
+    if not timing["ok"]:
+        return timing["outcome"], timing["message"]
+    gain = speedup(base, timing["times"]) or 0
+    outcome = "improved" if gain >= MIN_GAIN else "slower"
+    return outcome, f"x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
+
+
 def timing_available() -> tuple[bool, str]:
     try:
         import torch
@@ -299,28 +323,23 @@ class Optimizer:
             trial: dict[str, Any] = {"label": label}
             trials.append(trial)
             problem = check_candidate(self.initial_source, source)
-            if problem:
-                trial.update(outcome="rejected", message=f"candidate rejected: {problem}")
-                continue
-            path = self.work / f"round{n}-{i}.py"
-            path.write_text(source)
-            v = self.validate(path)
-            trial.update(validation=v)
-            if not v["ok"]:
-                trial.update(outcome=VALIDATION_TO_OUTCOME.get(v["reason"], "crash"), message=v["message"])
-                continue
-            if not self.timed:
-                trial.update(outcome="untimed", message=f"validated on {v['cases']} cases; {self.timing_reason}")
-                continue
-            self.emit("phase", {"n": n, "phase": f"timing {label}"})
-            t = self.bench(path)
-            trial.update(times=t["times"], roofline=t["roofline"])
-            if not t["ok"]:
-                trial.update(outcome=t["outcome"], message=t["message"])
+            v = t = None
+            if not problem:
+                path = self.work / f"round{n}-{i}.py"
+                path.write_text(source)
+                v = self.validate(path)
+                trial.update(validation=v)
+                if v["ok"] and self.timed:
+                    self.emit("phase", {"n": n, "phase": f"timing {label}"})
+                    t = self.bench(path)
+                    trial.update(times=t["times"], roofline=t["roofline"])
+            outcome, message = judge(problem, v, t, self.timing_reason, base)
+            if not (t and t["ok"]):  # rejected, failed or untimed: no gain to compare
+                trial.update(outcome=outcome, message=message)
                 continue
             trial["speedup_best"] = speedup(base, t["times"])
             if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
-                best_trial = dict(trial, source=source)
+                best_trial = dict(trial, source=source, outcome=outcome, message=message)
         if proposal and proposal.recipe == "autotune" and not self.timed:
             failed = [t for t in trials if t["outcome"] != "untimed"]
             pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
@@ -331,18 +350,13 @@ class Optimizer:
         if best_trial is None:
             first = trials[0]
             return Outcome(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
-        gain = best_trial["speedup_best"] or 0
-        outcome = "improved" if gain >= MIN_GAIN else "slower"
-        message = f"{best_trial['label']}: x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
-        return Outcome(outcome, message, best_trial["times"], best_trial["roofline"], trials, best_trial["source"],
-                       best_trial["label"])
+        return Outcome(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
+                       best_trial["roofline"], trials, best_trial["source"], best_trial["label"])
 
     def validate(self, path: Path) -> dict[str, Any]:
         from kopt.harness.validate import validate
 
-        r = validate(self.task_path, path, timeout_s=300)
-        return {"ok": r.ok, "reason": r.reason, "message": r.message, "cases": len(r.cases), "device": r.device,
-                "held_out": sum(c.held_out for c in r.cases), "note": r.held_out_note}
+        return validation_summary(validate(self.task_path, path, timeout_s=300))
 
     def bench(self, path: Path) -> dict[str, Any]:
         return bench_times(self.task_path, path)
