@@ -26,13 +26,17 @@ from kopt.index.tokenize import query_vector, tokens
 
 WEIGHTS = {"sparse": 1.0, "dense": 0.15}  # tuned on all of gold.yaml before the dev/test split; dev still agrees
 EXPANSION_WEIGHT = 0.5  # glossary terms count half a typed word in BM25 (gold set: best of 0-1)
-KIND_PRIOR = {"mlir_test": 0.7}  # gold set: triton-only hybrid R@10 0.737 -> 0.800
+# Lit tests echo every op name, TableGen records and docs restate it: unless the question is about IR,
+# the code that acts explains better. mlir_test: triton-only hybrid R@10 0.737 -> 0.800 (gold set);
+# td_record/doc/code (code: windows of files without definitions) at 0.8: dev MRR 0.682 -> 0.697.
+KIND_PRIOR = {"mlir_test": 0.7, "td_record": 0.8, "doc": 0.8, "code": 0.8}
 ANCHOR_WEIGHT = 0.9  # share of a hit note's score lent to its anchored source (dev half: 0-1.2 tried, 0.9 best)
 ANCHOR_ORDER_DECAY = 0.02  # earlier anchors in a note's front matter are its main ones
 # A question that asks for a remedy wants a pattern (a rewrite), not the code that explains the symptom.
 _REMEDY_QUERY = re.compile(r"\b(?:instead|rewrite|fix|fixes|what should i do|how do i keep|avoid)\b", re.I)
 REMEDY_PRIOR = 1.6  # pattern scores x1.6 on remedy questions (dev half: MRR 0.643 -> 0.673)
 _IR_QUERY = re.compile(r"%\w|\b(?:tt|ttg|ttng|nvgpu|llvm|scf|arith)\.\w|#\w+\.\w|RUN:|CHECK")
+FILE_REPEAT_DECAY = 0.9  # the n-th further chunk of a file ranked above scores x0.9^n (dev: R@10 0.949 -> 0.966)
 MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
@@ -118,7 +122,7 @@ class Index:
             d_all, s_all = ([h for h in hits if fnmatch.fnmatchcase(h[2].get("path", ""), path_glob)] for hits in (d_all, s_all))
         hits = _fuse(d_all, s_all, mode)
         if mode == "hybrid" and not _IR_QUERY.search(query):
-            for h in hits:  # lit tests echo every op name; unless the question is about IR, source explains better
+            for h in hits:
                 h.score = round(h.score * KIND_PRIOR.get(h.meta.get("kind"), 1.0), 4)
         if mode == "hybrid" and _REMEDY_QUERY.search(query):
             for h in hits:
@@ -126,7 +130,7 @@ class Index:
                     h.score = round(h.score * REMEDY_PRIOR, 4)
         hits = sorted(hits, key=lambda h: -h.score)
         if mode == "hybrid" and not path_glob:
-            hits = self._credit_anchors(hits, corpus, k, flt)
+            hits = _spread_files(self._credit_anchors(hits, corpus, k, flt))
         return hits[:k]
 
     def _credit_anchors(self, hits: list[Hit], corpus, k: int, flt: dict) -> list[Hit]:
@@ -206,6 +210,20 @@ class Index:
 def _overlap(want: set[str], have: set[str]) -> float:
     """How much of the emitted message's fixed text the observed message contains."""
     return len(want & have) / len(have) if have else 0.0
+
+
+def _spread_files(hits: list[Hit]) -> list[Hit]:
+    """Demote, not drop, the later chunks of a file already ranked, so one file does not fill the top k.
+
+    Dropping them (at most 1-2 chunks per file) lifted file recall but lost the right chunk of a big
+    file (symbol R@10 0.864 -> 0.712 on dev); a gentle decay keeps it within reach.
+    """
+    seen: dict[str, int] = {}
+    for h in hits:
+        path = h.meta.get("path")
+        h.score = round(h.score * FILE_REPEAT_DECAY ** seen.get(path, 0), 4)
+        seen[path] = seen.get(path, 0) + 1
+    return sorted(hits, key=lambda h: -h.score)
 
 
 def _hit_key(meta: dict) -> tuple:
