@@ -13,10 +13,14 @@ import json
 import os
 import sys
 import traceback
+from typing import TYPE_CHECKING
 
 import click
 
 from kopt.errors import KoptError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # command name -> "module:attribute" under kopt.commands
 COMMANDS: dict[str, str] = {
@@ -74,6 +78,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def emit_json(payload: object) -> None:
     """Print a result as JSON for scripts (`--json`)."""
     click.echo(json.dumps(payload, indent=2, default=str))
+
+
+def console() -> Console:
+    """The rich console every command prints to: no auto-highlighting; 160 wide when piped, so output is stable."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def main() -> None:

@@ -7,17 +7,12 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from kopt.cli import emit_json
+from kopt.cli import console as rich_console, emit_json
 from kopt.errors import KoptError
 
 STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")
-
-
-def _console() -> Console:
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _quiet_broken_pipe() -> None:
@@ -58,7 +53,7 @@ def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: i
         if as_json:
             emit_json([k.to_dict(with_asm=stage is not None or trajectory) for k in kernels])
             return
-        console = _console()
+        console = rich_console()
         table = Table(title=f"{task} (case {case_index}) compiled")
         for col in ("kernel", "line", "target", "grid", "warps/stages", "regs", "spill st/ld B", "shared B", "specialized"):
             table.add_column(col)
@@ -112,7 +107,7 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
         for c in result.cases:
             table.add_row(str(c.case), "yes" if c.held_out else "", str(c.seed), _fmt(c.max_abs), _fmt(c.max_rel),
                           f"{c.atol:g}/{c.rtol:g}", "[green]ok[/]" if c.ok else "[red]FAIL[/]", f"{c.seconds:.2f}")
-        console = _console()
+        console = rich_console()
         console.print(table)
         if result.held_out_note:
             console.print(f"note: {result.held_out_note}")
@@ -153,7 +148,7 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
             table.add_row(str(c.case), f"{c.kernel_ms:.4f}", f"{c.kernel_ms_min:.4f}", f"{c.kernel_ms_p90:.4f}",
                           f"{c.event_ms:.4f}", str(c.runs), _fmt(c.gbps, ".0f"), _fmt(c.tflops, ".1f"),
                           "-" if frac is None else f"{frac:.0f}%", c.bound or "-")
-        console = _console()
+        console = rich_console()
         console.print(table)
         rates = ", ".join(f"{k} {v:.0f}" for k, v in ceil.get("matmul_tflops", {}).items())
         console.print(f"ceilings: copy {ceil.get('copy_gbps', 0):.0f} GB/s; matmul TFLOP/s: {rates}")
@@ -178,7 +173,7 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
             emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), "ascend": facts[k.name].to_dict()}
                         for k in kernels])
             return
-        console = _console()
+        console = rich_console()
         table = Table(title=f"{task} (case {case_index}) compiled")
         for col in ("kernel", "line", "target", "grid", "cores", "block copies", "scalar loops", "UB buffers", "binary"):
             table.add_column(col)

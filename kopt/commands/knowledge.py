@@ -6,14 +6,9 @@ from pathlib import Path
 
 import click
 
+from kopt.cli import emit_json
 from kopt.config import load_settings
 from kopt.errors import KoptError
-
-
-def _emit_json(payload: object) -> None:
-    from kopt.cli import emit_json
-
-    emit_json(payload)
 
 
 @click.command("ingest")
@@ -31,7 +26,7 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
     settings = load_settings(embed_model=embed_model, qdrant_url=qdrant_url)
     summary = ingest_corpus(corpus, settings, path=path, rev=rev, progress=not as_json)
     if as_json:
-        _emit_json(summary.to_dict())
+        emit_json(summary.to_dict())
         return
     s = summary
     click.echo(f"{s.corpus}@{s.version} -> {s.collection}: {s.files} files, {s.chunks} chunks "
@@ -71,7 +66,7 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
     finally:
         index.close()
     if as_json:
-        _emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
+        emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
         return
     if not hits:
         click.echo("no results")
@@ -97,7 +92,7 @@ def index_list(as_json: bool) -> None:
     rows, building = index.corpora(), index.catalog.get("building", {})
     index.close()
     if as_json:
-        _emit_json({"corpora": rows, "building": building, "where": index.where})
+        emit_json({"corpora": rows, "building": building, "where": index.where})
         return
     if not rows:
         click.echo(f"the index at {index.where} is empty; run `kopt ingest triton-pkg` to start")
@@ -127,7 +122,7 @@ def index_drop(corpus: str, as_json: bool) -> None:
     finally:
         backend.close()
     if as_json:
-        _emit_json({"dropped": corpus, "collections": [e["collection"] for e in entries]})
+        emit_json({"dropped": corpus, "collections": [e["collection"] for e in entries]})
     else:
         click.echo(f"dropped {corpus} ({', '.join(e['collection'] for e in entries)})")
 
@@ -165,7 +160,7 @@ def index_doctor(fix: bool, as_json: bool) -> None:
     finally:
         backend.close()
     if as_json:
-        _emit_json({"corpora": report, "orphans": orphans, "fixed": fix, "problems": problems})
+        emit_json({"corpora": report, "orphans": orphans, "fixed": fix, "problems": problems})
     else:
         for r in report:
             click.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['corpus']:<14} {r['collection']}  {r.get('points', r.get('error'))}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +80,9 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
 
         emit_json(optimize(task, **kwargs))
         return
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    from kopt.cli import console as rich_console
+
+    console = rich_console()
     view = LiveView(console)
     try:
         summary = optimize(task, on_event=view, **kwargs)

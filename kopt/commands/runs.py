@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from kopt.cli import emit_json
+from kopt.cli import console as rich_console, emit_json
 from kopt.errors import KoptError
 
 
@@ -23,10 +21,6 @@ def _store():
     if not (state / "rounds.sqlite").is_file():
         raise KoptError(f"no rounds store in {state} (run `kopt optimize TASK` in this workspace first)")
     return RoundsStore(state)
-
-
-def _console() -> Console:
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 @click.group("runs")
@@ -57,7 +51,7 @@ def list_cmd(as_json: bool) -> None:
         started = datetime.datetime.fromtimestamp(r["created"]).strftime("%Y-%m-%d %H:%M")
         best = f"round {r['best_round']} x{r['speedup']:.2f}" if r["best_round"] else "-"
         table.add_row(r["run_id"], Path(r["task"]).name, started, r["status"], str(r["rounds"]), best)
-    _console().print(table)
+    rich_console().print(table)
 
 
 @runs_cmd.command("show")
@@ -72,7 +66,7 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     rounds = [r.to_dict() for r in store.rounds(run.run_id)]
     if as_json:
         return emit_json({"run": run.to_dict(), "rounds": rounds})
-    console = _console()
+    console = rich_console()
     console.print(f"run {run.run_id}: {run.task_path} - {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
     console.print(f"timing: {run.timing.get('reason')}")
     console.print(rounds_table(rounds, f"rounds of {run.run_id}"))

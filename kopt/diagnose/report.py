@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import sys
-
 from rich.console import Console
 from rich.table import Table
 
+from kopt.cli import console as rich_console
 from kopt.diagnose.findings import Finding
 
 
@@ -19,7 +18,7 @@ def evidence_cell(f: Finding, limit: int = 3) -> str:
 
 
 def render_diagnosis(diag: Any, console: Console | None = None, top: int = 8) -> None:
-    console = console or Console(width=None if sys.stdout.isatty() else 180)
+    console = console or rich_console()
     levels = Table(title=f"kopt diagnose {diag.task} ({diag.target})", show_lines=False)
     for col in ("level", "status", "why", "findings", "s"):
         levels.add_column(col)
@@ -39,7 +38,7 @@ def render_diagnosis(diag: Any, console: Console | None = None, top: int = 8) ->
 
 
 def render_answer(answer: Any, console: Console | None = None) -> None:
-    console = console or Console(width=None if sys.stdout.isatty() else 180)
+    console = console or rich_console()
     console.print(f"[bold]Q:[/] {answer.question}")
     if answer.prose:
         console.print(f"\n{answer.prose}\n", highlight=False)
