@@ -128,7 +128,6 @@ class Optimizer:
         self.initial_source = store.get(run.task_hash)
         self.work = store.root / "work" / run.run_id
         self.work.mkdir(parents=True, exist_ok=True)
-        self.index: Any = None
         self.llm: Any = None
         self.proposal: Any = None  # the recipe Proposal behind the current candidate (None for the LLM)
         self._task: Any = None
@@ -193,8 +192,13 @@ class Optimizer:
         self.emit("phase", {"n": n, "phase": "diagnosing"})
         try:
             policy = self.run_row.options.get("policy", "progressive")
-            diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed, failed=failed, settings=self.settings,
-                            index=self.index_or_none())
+            index = self.open_index()
+            try:
+                diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed, failed=failed,
+                                settings=self.settings, index=index)
+            finally:
+                if index is not None:
+                    index.close()
             if policy == "profile-only":
                 diag.findings = [f for f in diag.findings if f.level == "L2"]
         except KoptError as exc:
@@ -234,15 +238,15 @@ class Optimizer:
                 out.add(fid)
         return out
 
-    def index_or_none(self) -> Any:
-        if self.index is None:
-            try:
-                from kopt.index import open_index
+    def open_index(self) -> Any:
+        """The knowledge index for one diagnosis, or None. Opened per round and closed after it: the embedded
+        engine locks its files, and a run of many minutes must not lock out `kopt search` or `kopt ingest`."""
+        try:
+            from kopt.index import open_index
 
-                self.index = open_index(self.settings)
-            except Exception:  # no index is a normal offline state; L1/L3 still work
-                self.index = False
-        return self.index or None
+            return open_index(self.settings)
+        except Exception:  # no index is a normal offline state; L1/L3 still work
+            return None
 
     def hypotheses(self, findings: list[Finding], tried: set[str]) -> list[Hypothesis]:
         """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM."""
