@@ -88,7 +88,10 @@ def console() -> Console:
 
 
 def main() -> None:
-    debug = "--debug" in sys.argv or os.environ.get("KOPT_DEBUG") == "1"
+    # --debug is welcome anywhere on the line (`kopt compile X --debug`), not only before the command.
+    debug = "--debug" in sys.argv[1:] or os.environ.get("KOPT_DEBUG") == "1"
+    if debug:
+        sys.argv[1:] = ["--debug", *(arg for arg in sys.argv[1:] if arg != "--debug")]
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

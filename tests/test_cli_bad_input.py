@@ -125,3 +125,10 @@ def test_settings_of_the_wrong_type_name_the_setting_and_where_it_came_from(tmp_
     (tmp_path / "kopt.toml").unlink()
     done = kopt(["compile", str(EXAMPLE)], tmp_path, KOPT_LLM_TIMEOUT_S="abc")
     assert_one_line_error(done, "'llm_timeout_s'", "environment", "not a number")
+
+
+def test_debug_anywhere_on_the_line_shows_the_traceback(tmp_path):
+    quiet = kopt(["compile", str(tmp_path / "missing.py")], tmp_path)
+    assert_one_line_error(quiet, "missing.py")
+    loud = kopt(["compile", str(tmp_path / "missing.py"), "--debug"], tmp_path)
+    assert loud.returncode == 1 and "Traceback" in loud.stderr and "missing.py" in loud.stderr
