@@ -13,12 +13,15 @@ from kopt.cli import console as rich_console, emit_json
 from kopt.errors import KoptError
 
 
-def _store():
+def _store(required: bool = True):
+    """The workspace's rounds store; None when it has none and `required` is False (an empty list is no error)."""
     from kopt.config import load_settings
     from kopt.rounds.store import RoundsStore
 
     state = load_settings().state_dir
     if not (state / "rounds.sqlite").is_file():
+        if not required:
+            return None
         raise KoptError(f"no rounds store in {state} (run `kopt optimize TASK` in this workspace first)")
     return RoundsStore(state)
 
@@ -34,9 +37,9 @@ def list_cmd(as_json: bool) -> None:
     """Every run: task, status, rounds, best speedup."""
     from kopt.rounds.store import best_round
 
-    store = _store()
+    store = _store(required=False)
     rows = []
-    for run in store.runs():
+    for run in store.runs() if store else []:
         rounds = store.rounds(run.run_id)
         best = best_round(rounds)
         rows.append({"run_id": run.run_id, "task": run.task_path, "status": run.status, "stop_reason": run.stop_reason,
@@ -44,6 +47,10 @@ def list_cmd(as_json: bool) -> None:
                      "speedup": best.speedup_initial if best else None})
     if as_json:
         return emit_json(rows)
+    if not rows:
+        from kopt.config import load_settings
+
+        return click.echo(f"no runs in {load_settings().state_dir} yet (start one with `kopt optimize TASK`)")
     table = Table(title=f"runs in {store.root}")
     for col in ("run", "task", "started", "status", "rounds", "best"):
         table.add_column(col, overflow="fold")
