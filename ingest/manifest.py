@@ -2,7 +2,8 @@
 
 Three kinds of source: `git` (a checkout; version = the commit, and `--rev` reads another commit
 straight from git without touching the work tree), `package` (an installed Python package;
-version = its __version__), `project` (kopt's own corpora/ folders; version = a digest of content).
+version = its __version__; with `toolchain`, the package as installed in that toolchain's own environment),
+`project` (kopt's own corpora/ folders; version = a digest of content).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Manifest:
     path_env: str | None = None
     package: str | None = None
     dir: str | None = None
+    toolchain: str | None = None  # a package corpus read from this toolchain's environment (kopt.toolchain)
 
 
 def load_manifest(name: str) -> Manifest:
@@ -53,6 +55,28 @@ def load_manifest(name: str) -> Manifest:
         return Manifest(**data)
     except (tomllib.TOMLDecodeError, TypeError) as exc:
         raise KoptError(f"{path}: bad corpus manifest ({exc})") from exc
+
+
+def _toolchain_package(manifest: Manifest) -> tuple[Path, str]:
+    """The package dir and `<distribution>-<version>` (triton-ascend-3.2.0, not the `triton` it installs as), as the
+    toolchain's own Python sees them: the package is not importable from kopt's environment."""
+    from kopt.toolchain import toolchain_python
+
+    try:
+        python = toolchain_python(manifest.toolchain)
+    except KoptError as exc:
+        raise KoptError(f"corpus {manifest.name} reads the {manifest.toolchain} toolchain's {manifest.package} package, "
+                        f"which is not set up: run `kopt toolchain add {manifest.toolchain}` (or give --path DIR)") from exc
+    pkg = manifest.package
+    code = (f"import os, importlib.metadata as m, {pkg}; print(os.path.dirname({pkg}.__file__)); "
+            f"dist = m.packages_distributions()[{pkg!r}][0]; print(dist, m.version(dist))")
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise KoptError(f"corpus {manifest.name}: the {manifest.toolchain} toolchain cannot import {manifest.package} "
+                        f"({last}); run `kopt toolchain doctor`")
+    root, dist_version = done.stdout.strip().splitlines()[-2:]
+    return Path(root), "-".join(dist_version.split())
 
 
 def _git(root: Path, *args: str) -> str:
@@ -111,7 +135,9 @@ def resolve(manifest: Manifest, path: Path | None = None, rev: str | None = None
         return Source(manifest, root, version, files, rev)
     if rev:
         raise KoptError(f"--rev applies to git corpora; {manifest.name} is a {manifest.source} corpus")
-    if manifest.source == "package":
+    if manifest.source == "package" and manifest.toolchain and path is None:
+        root, version = _toolchain_package(manifest)
+    elif manifest.source == "package":
         try:
             module = importlib.import_module(manifest.package)
         except ImportError as exc:

@@ -160,7 +160,7 @@ def test_l4_without_a_corpus_says_how_to_ingest_the_toolchain_package():
     assert {e.location.split(":")[0] for e in deep.evidence if e.source == "pass_note"} >= {
         "corpora/passes/ascend/triton-to-unstructure.md"}
     (missing,) = [e for e in deep.evidence if e.source == "compiler_source"]
-    assert "kopt ingest triton-ascend-pkg --path" in missing.summary and "site-packages/triton" in missing.summary
+    assert "`kopt ingest triton-ascend-pkg`" in missing.summary and "kopt toolchain add ascend" in missing.summary
     assert any("32 bytes" in c for c in deep.conditions)  # what the source must satisfy, from the notes
 
 

@@ -118,12 +118,8 @@ def section_cite(note: PassNote, section: str) -> str:
 def ingest_hint(family: str) -> str:
     """The `kopt ingest` commands that add a family's compiler source to the index."""
     if family == "triton-ascend":
-        from kopt.toolchain import toolchain_home
-
-        site = next(iter(sorted(toolchain_home("ascend").glob("lib/python3*/site-packages/triton"))), None)
-        pkg = site or toolchain_home("ascend") / "lib/python3.11/site-packages/triton"
-        return (f"`kopt ingest triton-ascend-pkg --path {pkg}` (the ascend toolchain's package, no checkout needed) "
-                "or `kopt ingest triton-ascend --path DIR`")
+        return ("`kopt ingest triton-ascend-pkg` (the ascend toolchain's installed package, no checkout needed; "
+                "after `kopt toolchain add ascend`) or `kopt ingest triton-ascend --path DIR`")
     return "`kopt ingest triton-pkg` (no checkout needed) or `kopt ingest triton --path DIR`"
 
 
