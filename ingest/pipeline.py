@@ -8,6 +8,8 @@ into the same staging collection, skips what is already there, and never duplica
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -128,6 +130,26 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
                          round(time.perf_counter() - started, 2))
 
 
+def building_state(entry: dict) -> str:
+    """How an unfinished build in the catalog stands: its ingest is alive on this host, or it was interrupted."""
+    owner = entry.get("owner") or {}
+    if owner.get("host") and owner["host"] != socket.gethostname():
+        return f"ingest on {owner['host']} (pid {owner['pid']}): in progress there, or interrupted"
+    if owner.get("pid") and _alive(owner["pid"]):
+        return f"ingest in progress (pid {owner['pid']})"
+    return "interrupted ingest"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
 def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -> dict:
     catalog = backend.read_catalog()
     served = catalog["corpora"].get(name)
@@ -146,8 +168,9 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
         staging = {"collection": f"{name}-{_safe(source.version)}-g{generation}", "version": source.version,
                    "model": model, "dim": dimension(model), "pipeline": PIPELINE}
         backend.create(staging["collection"], staging["dim"])
-        catalog["building"][name] = staging
-        backend.write_catalog(catalog)
+    staging = {k: v for k, v in staging.items() if k != "owner"}
+    catalog["building"][name] = {**staging, "owner": {"pid": os.getpid(), "host": socket.gethostname()}}
+    backend.write_catalog(catalog)  # so `kopt index list` can tell this live build from an interrupted one
     coll = staging["collection"]
 
     present = {pid for pid, _ in backend.scroll(coll, payload=False)}

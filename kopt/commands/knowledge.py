@@ -87,19 +87,22 @@ def index_cmd() -> None:
 def index_list(as_json: bool) -> None:
     """Corpora in the index with their versions and sizes."""
     from kopt.index import open_index
+    from kopt.ingest.pipeline import building_state
 
     index = open_index(load_settings())
     rows, building = index.corpora(), index.catalog.get("building", {})
     index.close()
+    building = {name: {**b, "state": building_state(b)} for name, b in building.items()}
     if as_json:
         emit_json({"corpora": rows, "building": building, "where": index.where})
         return
-    if not rows:
+    if not rows and not building:
         click.echo(f"the index at {index.where} is empty; run `kopt ingest triton-pkg` to start")
     for r in rows:
         click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']})")
     for name, b in building.items():
-        click.echo(f"{name:<14} {b['version']:<14} (interrupted ingest into {b['collection']}; re-run `kopt ingest {name}`)")
+        rerun = "" if b["state"].startswith("ingest in progress") else f"; re-run `kopt ingest {name}`"
+        click.echo(f"{name:<14} {b['version']:<14} ({b['state']} into {b['collection']}{rerun})")
 
 
 @index_cmd.command("drop")
