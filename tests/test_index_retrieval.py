@@ -186,7 +186,7 @@ def test_cli_ingest_search_index(tmp_path, checkout):
     hits = json.loads(done.stdout)
     assert hits[0]["rank"] == 1 and hits[0]["meta"]["symbol"] == "ReverseLoadPattern"
     done = run("search", "zebra stride", "--k", "2", "--mode", "sparse")
-    assert "lib/Dialect/FixtureCoalesce.cpp:" in done.stdout and "ReverseLoadPattern" in done.stdout
+    assert "lib/Fixture/FixtureCoalesce.cpp:" in done.stdout and "ReverseLoadPattern" in done.stdout
     listed = json.loads(run("index", "list", "--json").stdout)
     assert listed["corpora"][0]["name"] == "triton"
     assert run("index", "doctor").returncode == 0
@@ -211,7 +211,7 @@ def test_a_hit_note_brings_the_source_it_anchors(settings, checkout, tmp_path, m
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "reverse.md").write_text(
-        "---\npass: fixture-reverse\nanchors:\n  - {path: lib/Dialect/FixtureCoalesce.cpp, symbol: ReverseLoadPattern}\n"
+        "---\npass: fixture-reverse\nanchors:\n  - {path: lib/Fixture/FixtureCoalesce.cpp, symbol: ReverseLoadPattern}\n"
         "---\n# Reverse loads\n\nWhy does my wombat burrow read memory backwards? The wombat ordering flips it.\n")
     for animal in ("otter", "badger", "heron"):  # BM25 needs a few notes to weigh the note's rare words
         (notes / f"{animal}.md").write_text(f"---\npass: fixture-{animal}\n---\n# The {animal} pass\n\n"

@@ -29,7 +29,7 @@ def registry() -> Registry:
 
 
 def test_cpp_definitions_keep_exact_lines_and_whole_patterns():
-    rel = "lib/Dialect/FixtureCoalesce.cpp"
+    rel = "lib/Fixture/FixtureCoalesce.cpp"
     lines = (CORPUS / rel).read_text().splitlines()
     chunks = chunks_of(rel)
     for c in chunks:  # every chunk is exactly its line range
@@ -44,7 +44,7 @@ def test_cpp_definitions_keep_exact_lines_and_whole_patterns():
 
 
 def test_cpp_huge_body_splits_with_header_and_tiny_neighbours_merge():
-    chunks = chunks_of("lib/Dialect/FixtureCoalesce.cpp")
+    chunks = chunks_of("lib/Fixture/FixtureCoalesce.cpp")
     parts = by_symbol(chunks, "accumulateEverything")
     assert len(parts) >= 2 and all(p.end_line - p.start_line < MAX_LINES for p in parts)
     assert all("(part" in p.qualname and p.signature.startswith("float accumulateEverything") for p in parts)
@@ -74,13 +74,13 @@ def test_python_tablegen_mlir_markdown_patterns():
 
 
 def test_unparsable_file_falls_back_to_line_windows():
-    chunks, fell_back = chunk_file("lib/Dialect/broken.cpp", (CORPUS / "lib/Dialect/broken.cpp").read_bytes())
+    chunks, fell_back = chunk_file("lib/Fixture/broken.cpp", (CORPUS / "lib/Fixture/broken.cpp").read_bytes())
     assert fell_back and chunks and chunks[0].start_line == 1 and chunks[-1].end_line == 30
 
 
 def test_enrichment_maps_passes_ops_diagnostics_knobs():
     reg = registry()
-    cpp = (CORPUS / "lib/Dialect/FixtureCoalesce.cpp").read_text()
+    cpp = (CORPUS / "lib/Fixture/FixtureCoalesce.cpp").read_text()
     assert passes_in(cpp, reg)[:2] == ["TritonGPUFixtureCoalesce", "tritongpu-fixture-coalesce"]
     py = (CORPUS / "python/triton/fixture_knobs.py").read_text()
     assert "tritongpu-fixture-coalesce" in passes_in(py, reg)  # add_fixture_coalesce binding
@@ -90,7 +90,7 @@ def test_enrichment_maps_passes_ops_diagnostics_knobs():
     assert "zebra stride cannot be reversed for operand" in diagnostics_in(cpp)
     assert any(d.startswith("fixture compiler needs capability 80") for d in diagnostics_in(py))
     assert env_knobs_in(cpp) == ["KOPT_FIXTURE_KNOB"] and env_knobs_in(py) == ["KOPT_PELICAN_DUMP"]
-    c = by_symbol(chunks_of("lib/Dialect/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
+    c = by_symbol(chunks_of("lib/Fixture/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
     meta = payload(c, "triton", "abc", reg)
     assert {"tt.load", "ttg.convert_layout"} <= set(meta["ops"]) and meta["version"] == "abc"
 
@@ -125,7 +125,7 @@ def test_torch_only_query_embedding_matches_sentence_transformers():
 
 
 def test_whole_classes_list_their_methods_for_symbol_lookup():
-    pattern = by_symbol(chunks_of("lib/Dialect/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
+    pattern = by_symbol(chunks_of("lib/Fixture/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
     assert pattern.symbols == ["ReverseLoadPattern", "matchAndRewrite"]
     compiler = by_symbol(chunks_of("python/triton/fixture_knobs.py"), "FixtureCompiler")[0]
     assert compiler.symbols == ["FixtureCompiler", "__init__", "make_ttgir"]
