@@ -236,6 +236,20 @@ def test_remedy_questions_favour_patterns():
     assert not _REMEDY_QUERY.search("how is a prefix sum lowered across warps")
 
 
+def test_lowering_questions_prefer_compiler_code_over_the_front_end():
+    from kopt.index.search import prior
+
+    lowering = "how is a prefix sum (cumsum) implemented across lanes and warps"
+    front_end = {"kind": "function", "path": "python/triton/language/standard.py"}
+    pkg_front_end = {"kind": "function", "path": "language/core.py"}  # the installed package's paths
+    conversion = {"kind": "function", "path": "lib/Conversion/TritonGPUToLLVM/ScanOpToLLVM.cpp"}
+    assert prior(lowering, front_end) < prior(lowering, conversion) == 1.0
+    assert prior("how is tl.atomic_cas lowered to PTX", pkg_front_end) < 1.0
+    # a question about the API itself keeps the front end whole, and the backend's compiler.py is never front end
+    assert prior("what does tl.max_contiguous promise to the compiler", front_end) == 1.0
+    assert prior(lowering, {"kind": "function", "path": "third_party/nvidia/backend/compiler.py"}) == 1.0
+
+
 def test_later_chunks_of_one_file_are_demoted_not_dropped():
     from kopt.index.search import Hit, _spread_files
 
