@@ -73,6 +73,13 @@ def test_ingest_then_search_finds_planted_facts(settings, checkout):
     assert not index.lookup_symbol("OtherCompiler.make_ttgir")
     emitter = index.find_emitter("error: zebra stride cannot be reversed for operand 1")[0]
     assert emitter.meta["symbol"] == "ReverseLoadPattern" and emitter.score == 1.0
+    pasted = 'what does the remark "zebra stride cannot be reversed for operand 1" mean'
+    with_credit = index.search(pasted, k=3)[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kopt.index.search.MESSAGE_WEIGHT", 0.0)
+        without = index.search(pasted, k=3)[0]
+    assert with_credit.meta["symbol"] == without.meta["symbol"] == "ReverseLoadPattern"
+    assert with_credit.score - without.score > 0.6  # the quoted message matched what the pattern emits
     nodes = KoptRetriever(index, corpus="triton", k=2).retrieve("pelican knob dump")
     assert nodes[0].node.metadata["symbol"] == "read_pelican_knob" and nodes[0].node.metadata["env_knobs"] == ["KOPT_PELICAN_DUMP"]
     index.close()
@@ -248,6 +255,19 @@ def test_lowering_questions_prefer_compiler_code_over_the_front_end():
     # a question about the API itself keeps the front end whole, and the backend's compiler.py is never front end
     assert prior("what does tl.max_contiguous promise to the compiler", front_end) == 1.0
     assert prior(lowering, {"kind": "function", "path": "third_party/nvidia/backend/compiler.py"}) == 1.0
+
+
+def test_a_quoted_message_credits_only_a_close_emitted_message():
+    from kopt.index.search import _QUOTED, _dice
+    from kopt.index.tokenize import tokens
+
+    quoted = _QUOTED.search('remark "Pipelining load that cannot use vectorized copy. This will likely lead to x"')
+    assert quoted and quoted.group(1).startswith("Pipelining load")
+    assert _QUOTED.search("ValueError: atomic_max does not support bf16").group(3) == "atomic_max does not support bf16"
+    assert not _QUOTED.search("how is a prefix sum lowered across warps")
+    pasted = set(tokens("Pipelining load that cannot use vectorized copy, pipelining in registers"))
+    assert _dice(pasted, set(tokens("Pipelining load that cannot use vectorized copy."))) >= 0.6
+    assert _dice(pasted, set(tokens("Unsupported load type"))) < 0.6  # generic words alone are not a match
 
 
 def test_later_chunks_of_one_file_are_demoted_not_dropped():
