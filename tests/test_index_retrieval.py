@@ -252,6 +252,7 @@ def test_lowering_questions_prefer_compiler_code_over_the_front_end():
     conversion = {"kind": "function", "path": "lib/Conversion/TritonGPUToLLVM/ScanOpToLLVM.cpp"}
     assert prior(lowering, front_end) < prior(lowering, conversion) == 1.0
     assert prior("how is tl.atomic_cas lowered to PTX", pkg_front_end) < 1.0
+    assert prior("is an add after tl.dot folded into the accumulator", front_end) < 1.0
     # a question about the API itself keeps the front end whole, and the backend's compiler.py is never front end
     assert prior("what does tl.max_contiguous promise to the compiler", front_end) == 1.0
     assert prior(lowering, {"kind": "function", "path": "third_party/nvidia/backend/compiler.py"}) == 1.0
