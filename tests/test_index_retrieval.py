@@ -274,7 +274,7 @@ def test_a_quoted_message_credits_only_a_close_emitted_message():
 def test_later_chunks_of_one_file_are_demoted_not_dropped():
     from kopt.index.search import Hit, _spread_files
 
-    hits = [Hit(1.0, "", {"path": "big.cpp", "id": 1}), Hit(0.98, "", {"path": "big.cpp", "id": 2}),
-            Hit(0.96, "", {"path": "big.cpp", "id": 3}), Hit(0.9, "", {"path": "other.cpp", "id": 4})]
+    hits = [Hit(1.0, "", {"path": "big.cpp", "id": 1}), Hit(0.95, "", {"path": "big.cpp", "id": 2}),
+            Hit(0.94, "", {"path": "big.cpp", "id": 3}), Hit(0.92, "", {"path": "other.cpp", "id": 4})]
     ranked = [h.meta["id"] for h in _spread_files(hits)]
     assert ranked == [1, 4, 2, 3]  # the other file moves up past the big file's second and third chunks
