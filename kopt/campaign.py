@@ -4,8 +4,8 @@ Every job is one `optimize` run tagged in the rounds store with its campaign, op
 policy, so the store is the campaign's only state: a second call skips finished runs and resumes
 interrupted ones (a killed worker leaves its run `running`; committed rounds survive), and campaigns
 split over calls or machines merge in the report. A job runs in its own child process
-(`python -m kopt.campaign JOB`) pinned to one GPU by CUDA_VISIBLE_DEVICES; one thread per GPU feeds
-it jobs. With --ray the same jobs go to a Ray cluster whose nodes share the workspace.
+(`python -m kopt.campaign JOB`) pinned to one GPU by CUDA_VISIBLE_DEVICES; one thread per worker feeds
+it jobs, and several workers may share a GPU (their timed sections take turns through a per-GPU lock). With --ray the same jobs go to a Ray cluster whose nodes share the workspace.
 After optimizing, a timed job also benches torch eager and torch.compile on the same cases.
 """
 
@@ -17,6 +17,7 @@ import queue
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kopt.errors import KoptError
+from kopt.harness.gpulock import ENV as GPU_LOCK_ENV
 from kopt.optimize import POLICIES
 
 
@@ -116,8 +118,10 @@ def visible_gpus() -> int:
 
 
 def run_campaign(jobs: list[Job], workspace: Path, gpus: int, *, ray_address: str | None = None,
-                 on_result: Callable[[dict], None] | None = None, timeout_s: float | None = None) -> list[dict]:
-    """Run jobs: one worker per GPU (or one CPU worker when gpus == 0), or on Ray. Returns job results."""
+                 on_result: Callable[[dict], None] | None = None, timeout_s: float | None = None,
+                 per_gpu: int = 1) -> list[dict]:
+    """Run jobs: `per_gpu` workers per GPU (or one CPU worker when gpus == 0), or on Ray. Returns job results.
+    Workers sharing a GPU overlap their CPU work; their measurements take turns (kopt.harness.gpulock)."""
     done = on_result or (lambda r: None)
     if ray_address:
         return _run_on_ray(jobs, workspace, gpus, ray_address, done, timeout_s)
@@ -138,7 +142,8 @@ def run_campaign(jobs: list[Job], workspace: Path, gpus: int, *, ray_address: st
                 results.append(result)
                 done(result)
 
-    threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in (range(gpus) if gpus else [None])]
+    slots = [g for g in range(gpus) for _ in range(per_gpu)] if gpus else [None]
+    threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in slots]
     for t in threads:
         t.start()
     for t in threads:
@@ -151,6 +156,7 @@ def run_job_process(job: Job, workspace: Path, gpu: int | None, timeout_s: float
     env = dict(os.environ)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        env[GPU_LOCK_ENV] = str(Path(tempfile.gettempdir()) / f"kopt-gpu{gpu}.lock")
     started = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-m", "kopt.campaign", json.dumps(asdict(job))], cwd=workspace,

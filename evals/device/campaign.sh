@@ -3,8 +3,10 @@
 #
 # Run from the repository root on the GPU machine (Python 3.12, torch, triton 3.6, ncu on PATH):
 #   OUT=/tmp/out BUDGET_MIN=25 bash evals/device/campaign.sh
-# Knobs (environment): BUDGET_MIN (total wall minutes, default 25), GPUS (default all), ROUNDS (per operator,
-# default 8), OPS (comma list, default every evals/suite operator), POLICY_OPS (operators for the policy
+# STORE_IN: a store.tar.gz from an earlier call, restored first, so a campaign split over calls resumes.
+# Knobs (environment): BUDGET_MIN (total wall minutes, default 25), GPUS (default all), WORKERS (per GPU, default 4:
+# CPU work overlaps, timing takes turns), ROUNDS (per operator, default 8), OP_MINUTES (per operator, default: the
+# phase's share spread over the workers), OPS (comma list, default every evals/suite operator), POLICY_OPS (operators for the policy
 # comparison, default 8 of them), PHASES (default "suite policies synth").
 #
 # Phases, each given a share of the budget (jobs past their share are abandoned and stay resumable):
@@ -21,37 +23,43 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:?set OUT to the results folder}
 BUDGET_MIN=${BUDGET_MIN:-25}
 GPUS=${GPUS:-all}
+WORKERS=${WORKERS:-4}
 ROUNDS=${ROUNDS:-8}
 PHASES=${PHASES:-"suite policies synth"}
 POLICY_OPS=${POLICY_OPS:-"gelu,softmax,layernorm,row_sum,matmul_fp16,matmul_fp32,transpose2d,embedding"}
 WS=/tmp/kopt-campaign
 mkdir -p "$OUT" "$WS"
-export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home-without PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# KOPT_SITE: an installed kopt (evals/device/install.sh), so kopt.ingest/kopt.index resolve; else the checkout.
+export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home-without PYTHONPATH="${KOPT_SITE:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 
 cd "$ROOT"
-python3 -c "import kopt.index, kopt.cli" 2>/dev/null || pip install --no-deps --no-build-isolation -q -e . \
+(cd "$WS" && python3 -c "import kopt.index, kopt.cli" 2>/dev/null) || pip install --no-deps --no-build-isolation -q -e . \
   || { echo "kopt is not importable and could not be installed (pip install -e .)"; exit 1; }
 kopt() { (cd "$WS" && python3 -m kopt.cli "$@"); }
 
-ALL_OPS=${OPS:-$(ls "$ROOT"/evals/suite/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^_' | paste -sd, -)}
+# the store records task paths: a fixed copy of the suite lets a later call on another machine resume its runs
+rm -rf "$WS/suite" && cp -r "$ROOT/evals/suite" "$WS/suite"
+[ -n "${STORE_IN:-}" ] && [ ! -d "$WS/.kopt" ] && tar xzf "$STORE_IN" -C "$WS" && echo "restored the rounds store from $STORE_IN"
+ALL_OPS=${OPS:-$(ls "$WS"/suite/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^_' | paste -sd, -)}
 N_OPS=$(echo "$ALL_OPS" | tr ',' '\n' | wc -l)
 N_GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
 [ "$GPUS" != all ] && N_GPUS=$GPUS
 HALF=$(( (N_OPS + 1) / 2 ))
 FIRST=$(echo "$ALL_OPS" | tr ',' '\n' | head -n "$HALF" | paste -sd, -)
 SECOND=$(echo "$ALL_OPS" | tr ',' '\n' | tail -n +"$((HALF + 1))" | paste -sd, -)
-echo "campaign: $N_OPS ops on $N_GPUS GPU(s), ${BUDGET_MIN} min, rounds $ROUNDS; workspace $WS"
+echo "campaign: $N_OPS ops on $N_GPUS GPU(s) x $WORKERS workers, ${BUDGET_MIN} min, rounds $ROUNDS; workspace $WS"
 
 # per-operator minutes so that a phase of P minutes fits: P * workers / operators (at least 1)
-per_op() { python3 -c "print(max(1.0, round($1 * $N_GPUS / max($2, 1), 1)))"; }
+per_op() { [ -n "${OP_MINUTES:-}" ] && { echo "$OP_MINUTES"; return; }
+  python3 -c "print(max(1.0, round($1 * $N_GPUS * $WORKERS / max($2, 1), 1)))"; }
 phase() {  # phase NAME SHARE_PERCENT OPS POLICY CAMPAIGN
   local minutes=$(python3 -c "print($BUDGET_MIN * $2 / 100)") n=$(echo "$3" | tr ',' '\n' | wc -l)
   local m=$(per_op "$minutes" "$n")
   echo "== $1: $n ops x $4, ${m} min/op, phase ${minutes} min"
   timeout "$(python3 -c "print(int($minutes * 60 + 60))")" \
-    bash -c "cd '$WS' && python3 -m kopt.cli eval suite --suite '$ROOT/evals/suite' --ops '$3' --policy '$4' \
-      --rounds $ROUNDS --minutes $m --gpus $GPUS --campaign $5 --job-timeout $(python3 -c "print(int($m * 120 + 120))") \
+    bash -c "cd '$WS' && python3 -m kopt.cli eval suite --suite '$WS/suite' --ops '$3' --policy '$4' \
+      --rounds $ROUNDS --minutes $m --gpus $GPUS --workers-per-gpu $WORKERS --campaign $5 --job-timeout $(python3 -c "print(int($m * 120 + 120))") \
       --json" > "$OUT/$5-$4.json" || echo "   $1 stopped at its time share (resumable)"
 }
 
@@ -108,7 +116,7 @@ for label, s in rows.items():
                  f"{s['best_at_l1']}/{s['improved']} | {s['median_rounds_to_90']} |")
 open(f"{out}/synth.md", "a").write("\n### With vs without synthesized patterns\n\n" + "\n".join(lines) + "\n")
 EOF
-(cd "$WS" && tar czf "$OUT/store.tar.gz" .kopt/rounds.sqlite .kopt/artifacts 2>/dev/null)
+(cd "$WS" && tar czf "$OUT/store.tar.gz" .kopt/rounds.sqlite* .kopt/artifacts 2>/dev/null)
 echo "== summary"
 sed -n '/| figure/,/^$/p' "$OUT/suite.md"
 tail -4 "$OUT/synth.md"

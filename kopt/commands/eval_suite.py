@@ -28,13 +28,15 @@ def _gpus(value: str) -> int | None:
               help="Comma-separated: progressive (escalate as designed), profile-only (L2 evidence only), "
                    "always-deep (every level every round).")
 @click.option("--gpus", default="all", show_default=True, help="Worker processes, one per GPU: a number or 'all'.")
+@click.option("--workers-per-gpu", "per_gpu", type=click.IntRange(1, 16), default=1, show_default=True,
+              help="Workers sharing each GPU: their CPU work (compiles, ncu set-up) overlaps, timing takes turns.")
 @click.option("--campaign", default="suite", show_default=True,
               help="Campaign name in the rounds store: the same name resumes and merges.")
 @click.option("--ray", "ray_address", default=None, help="Send jobs to a Ray cluster (ADDRESS, or 'local').")
 @click.option("--job-timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds before a job is abandoned (it stays resumable).")
 @click.option("--json", "as_json", is_flag=True, help="Print job results and the accounting as JSON.")
 def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | None, proposer: str, policies: str,
-              gpus: str, campaign: str, ray_address: str | None, job_timeout: float | None, as_json: bool) -> None:
+              gpus: str, per_gpu: int, campaign: str, ray_address: str | None, job_timeout: float | None, as_json: bool) -> None:
     """Optimize the suite's operators and report the campaign accounting; a second call resumes."""
     from kopt.campaign import POLICIES, plan_jobs, run_campaign, suite_ops, visible_gpus
     from kopt.config import load_settings
@@ -63,7 +65,8 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
 
     console = Console(stderr=True, quiet=as_json)
     console.print(f"campaign {campaign!r}: {len(jobs)} job(s) to run, {len(finished)} already done; "
-                  f"{workers or 'no'} GPU worker(s){' on Ray ' + ray_address if ray_address else ''}")
+                  f"{workers or 'no'} GPU(s){f' x {per_gpu} workers' if workers and per_gpu > 1 else ''}"
+                  f"{' on Ray ' + ray_address if ray_address else ''}")
 
     def show(result: dict) -> None:
         status = (f"x{result['speedup']:.2f}" if result.get("speedup") else "no timed win") if result["ok"] \
@@ -72,7 +75,7 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
                       f"{result.get('seconds', 0):.0f}s: {status}", highlight=False)
 
     results = run_campaign(jobs, settings.workspace, workers, ray_address=ray_address, on_result=show,
-                           timeout_s=job_timeout)
+                           timeout_s=job_timeout, per_gpu=per_gpu)
     from kopt.commands.eval_report import accounting
 
     report = accounting([settings.state_dir], campaign)

@@ -149,28 +149,42 @@ def run_ncu(program: list[str], *, timeout: float = 300, ncu: str | None = None,
 _CHILD = """
 import sys, torch
 sys.path.insert(0, {root!r})
+from kopt.harness.gpulock import measuring
 from kopt.task import load_task
 task = load_task({task!r})
 case = task.cases[{case}] if isinstance({case}, int) else {case}
 inputs = task.make_inputs(case, "cuda", {seed})
 task.entry(*inputs)  # compile and autotune outside the profiled range
 torch.cuda.synchronize()
-torch.cuda.nvtx.range_push({rng!r})
-task.entry(*inputs)
-torch.cuda.synchronize()
-torch.cuda.nvtx.range_pop()
+with measuring():  # ncu replays the kernels here: never beside another measurement on this GPU
+    torch.cuda.nvtx.range_push({rng!r})
+    task.entry(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
 """
+
+
+_PROFILES: dict[tuple, NcuResult] = {}  # (task source, case, seed) -> result, for this process
 
 
 def profile_task(task_path: str | Path, case: int | dict = 0, *, seed: int = 0, timeout: float = 300,
                  ncu: str | None = None) -> NcuResult:
-    """Profile one call of a task's `entry` on CUDA inputs (the child process imports the task)."""
+    """Profile one call of a task's `entry` on CUDA inputs (the child process imports the task).
+    A source profiled before in this process is not profiled again: the optimizer re-diagnoses the same
+    best kernel after every round that did not beat it, and ncu is the slowest step of a diagnosis."""
+    path = Path(task_path).resolve()
+    key = (path.read_text(), repr(case), seed)
+    if key in _PROFILES:
+        return _PROFILES[key]
     root = str(Path(__file__).resolve().parents[2])
-    script = _CHILD.format(root=root, task=str(Path(task_path).resolve()), case=repr(case), seed=seed, rng=NVTX_RANGE)
+    script = _CHILD.format(root=root, task=str(path), case=repr(case), seed=seed, rng=NVTX_RANGE)
     with tempfile.TemporaryDirectory(prefix="kopt-ncu-child-") as tmp:
         child = Path(tmp) / "profile_child.py"
         child.write_text(script)
-        return run_ncu([sys.executable, str(child)], timeout=timeout, ncu=ncu)
+        result = run_ncu([sys.executable, str(child)], timeout=timeout, ncu=ncu)
+    if result.available:
+        _PROFILES[key] = result
+    return result
 
 
 def _last_error(log: str) -> str:

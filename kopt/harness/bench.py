@@ -15,6 +15,7 @@ from typing import Any
 
 from kopt.errors import KoptError, TaskError
 from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
+from kopt.harness.gpulock import measuring
 
 FLUSH_BYTES = 512 << 20  # well above any current L2 (H200: 60 MB)
 FLUSH_VALUE = 7  # fill_(7) on uint8: a kernel name entry code is unlikely to launch, used to split calls
@@ -132,6 +133,14 @@ def _time_case(task, candidate, case, seed, flush, flush_names, ceilings) -> Cas
     for i in range(3):  # warm-up: JIT compile, autotune, allocator
         call(i)
     torch.cuda.synchronize()
+    with measuring():
+        return _timed_loop(task, candidate, case, sets, call, flush, flush_names, ceilings)
+
+
+def _timed_loop(task, candidate, case, sets, call, flush, flush_names, ceilings) -> CaseTiming:
+    import torch
+
+    n_sets = len(sets)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for i in range(5):
