@@ -313,7 +313,9 @@ class Optimizer:
     # --- validation and timing -----------------------------------------------------------------
 
     def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Outcome:
-        """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best."""
+        """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best.
+        Several variants on a GPU are timed first and validated fastest first, until one passes: only the
+        winner needs validating, and it is validated on every case before it can win."""
         from kopt.rewrite.guard import check_candidate
 
         proposal = self.proposal
@@ -321,29 +323,23 @@ class Optimizer:
         if not self.timed:
             # the interpreter cannot run @triton.autotune: validate its configs as fixed launches instead
             variants = variants[1:] if proposal and proposal.recipe == "autotune" else variants[:1]
-        trials, best_trial = [], None
+        trials: list[dict[str, Any]] = []
+        staged: list[tuple[dict[str, Any], str, Path]] = []
         base = self.best_times(best)
         for i, (label, source) in enumerate(variants):
             trial: dict[str, Any] = {"label": label}
             trials.append(trial)
             problem = check_candidate(self.initial_source, source)
-            v = t = None
-            if not problem:
-                path = self.work / f"round{n}-{i}.py"
-                path.write_text(source)
-                v = self.validate(path)
-                trial.update(validation=v)
-                if v["ok"] and self.timed:
-                    self.emit("phase", {"n": n, "phase": f"timing {label}"})
-                    t = self.bench(path)
-                    trial.update(times=t["times"], roofline=t["roofline"])
-            outcome, message = judge(problem, v, t, self.timing_reason, base)
-            if not (t and t["ok"]):  # rejected, failed or untimed: no gain to compare
-                trial.update(outcome=outcome, message=message)
+            if problem:
+                trial["outcome"], trial["message"] = judge(problem, None, None, self.timing_reason, base)
                 continue
-            trial["speedup_best"] = speedup(base, t["times"])
-            if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
-                best_trial = dict(trial, source=source, outcome=outcome, message=message)
+            path = self.work / f"round{n}-{i}.py"
+            path.write_text(source)
+            staged.append((trial, source, path))
+        if self.timed and len(staged) > 1:
+            best_trial = self.time_then_validate(n, staged, base)
+        else:
+            best_trial = self.validate_then_time(n, staged, base)
         if proposal and proposal.recipe == "autotune" and not self.timed:
             failed = [t for t in trials if t["outcome"] != "untimed"]
             pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
@@ -356,6 +352,49 @@ class Optimizer:
             return Outcome(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
         return Outcome(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
                        best_trial["roofline"], trials, best_trial["source"], best_trial["label"])
+
+    def validate_then_time(self, n: int, staged: list, base: list[float | None]) -> dict[str, Any] | None:
+        """Each variant validated, then timed when it passed; the fastest timed one (or None)."""
+        best_trial = None
+        for trial, source, path in staged:
+            v = self.validate(path)
+            t = None
+            trial.update(validation=v)
+            if v["ok"] and self.timed:
+                self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
+                t = self.bench(path)
+                trial.update(times=t["times"], roofline=t["roofline"])
+            trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
+            if not (t and t["ok"]):  # failed or untimed: no gain to compare
+                continue
+            trial["speedup_best"] = speedup(base, t["times"])
+            if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
+                best_trial = dict(trial, source=source)
+        return best_trial
+
+    def time_then_validate(self, n: int, staged: list, base: list[float | None]) -> dict[str, Any] | None:
+        """Every variant timed, then validated fastest first until one passes; that one (or None)."""
+        timed = []
+        for trial, source, path in staged:
+            self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
+            t = self.bench(path)
+            trial.update(times=t["times"], roofline=t["roofline"])
+            if not t["ok"]:
+                trial["outcome"], trial["message"] = t["outcome"], t["message"]
+                continue
+            trial["speedup_best"] = speedup(base, t["times"])
+            timed.append((trial, source, path, t))
+        timed.sort(key=lambda x: x[0]["speedup_best"] or 0, reverse=True)
+        for k, (trial, source, path, t) in enumerate(timed):
+            self.emit("phase", {"n": n, "phase": f"validating {trial['label']}"})
+            v = self.validate(path)
+            trial.update(validation=v)
+            trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
+            if v["ok"]:
+                for slower, *_ in timed[k + 1:]:
+                    slower["outcome"], slower["message"] = "not_validated", f"slower than {trial['label']}"
+                return dict(trial, source=source)
+        return None
 
     def validate(self, path: Path) -> dict[str, Any]:
         from kopt.harness.validate import validate
