@@ -2,7 +2,9 @@
 
 Each case in evals/diagnosis/manifest.yaml names its task file, the true finding id and the level whose
 evidence can name it. Every case is diagnosed with L1 alone and with the full escalation policy (auto),
-with and without GPU evidence (L2) when a GPU is present, and the true id's rank is scored.
+with and without GPU evidence (L2) when a GPU is present, and the true id's rank is scored. A case without
+`h200_speedup` (its fix not yet timed, so it may still be excluded) is scored in `all` and marked as not yet
+H200-verified; the `h200-verified` subset scores the others alone.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
             diag = diagnose(task, level=mode, gpu=with_gpu, settings=settings)
             top = diag.findings[:3]
             rows.append({"case": case["name"], "op": case["op"], "truth": case["finding"], "truth_level": case["level"],
-                         "mode": mode, "gpu": with_gpu, "rank": rank_of(case["finding"], diag.findings),
+                         "h200_verified": "h200_speedup" in case, "mode": mode, "gpu": with_gpu,
+                         "rank": rank_of(case["finding"], diag.findings),
                          "top3": [f"{f.id}@{f.level}" for f in top], "seconds": round(time.perf_counter() - t, 2),
                          "stopped_at": next((r.level for r in reversed(diag.levels) if r.status == "used"), None)})
         if on_case:
@@ -79,10 +82,13 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
     for mode, with_gpu in settings_modes:
         key = f"{mode}{'+gpu' if with_gpu else ''}"
         mine = [r for r in rows if r["mode"] == mode and r["gpu"] == with_gpu]
-        summary[key] = {"all": score(mine), **{f"truth {lvl}": score([r for r in mine if r["truth_level"] == lvl])
-                                               for lvl in sorted({r["truth_level"] for r in mine})}}
+        verified = [r for r in mine if r["h200_verified"]]
+        summary[key] = {"all": score(mine),
+                        **({"h200-verified": score(verified)} if len(verified) < len(mine) else {}),
+                        **{f"truth {lvl}": score([r for r in mine if r["truth_level"] == lvl])
+                           for lvl in sorted({r["truth_level"] for r in mine})}}
     return {"manifest": str(manifest), "gpu_evidence": any(g for _, g in settings_modes), "summary": summary,
-            "rows": rows}
+            "unverified": [c["name"] for c in cases if "h200_speedup" not in c], "rows": rows}
 
 
 @click.command("diagnosis")
@@ -114,7 +120,12 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json:
         for subset, s in subsets.items():
             table.add_row(mode, subset, str(s["cases"]), f"{s['top1']:.0%}", f"{s['top3']:.0%}")
     console.print(table)
+    if report["unverified"]:
+        console.print(f"not yet H200-verified (no h200_speedup in the manifest; scored in `all`, left out of "
+                      f"`h200-verified`): {', '.join(report['unverified'])}", highlight=False)
     misses = [r for r in report["rows"] if r["mode"] == "auto" and r["rank"] != 1]
     for r in misses:
-        console.print(f"miss ({r['mode']}{'+gpu' if r['gpu'] else ''}): {r['case']}: truth {r['truth']}@{r['truth_level']}"
-                      f" rank {r['rank']}; top {', '.join(r['top3'])}", highlight=False)
+        unverified = "" if r["h200_verified"] else " (not yet H200-verified)"
+        console.print(f"miss ({r['mode']}{'+gpu' if r['gpu'] else ''}): {r['case']}{unverified}: "
+                      f"truth {r['truth']}@{r['truth_level']} rank {r['rank']}; top {', '.join(r['top3'])}",
+                      highlight=False)
