@@ -38,11 +38,17 @@ def test_diagnose_bad_input(tmp_path):
 
 
 def test_eval_diagnosis_scores_cases(tmp_path):
-    done = kopt(["eval", "diagnosis", "--no-gpu", "--json", "--case", "matmul_fp32_ieee", "--case", "col_sum_strided"],
-                tmp_path)
+    names = ["matmul_fp32_ieee", "transpose_strided", "matmul_fp16_upcast", "col_sum_strided"]  # the last is excluded
+    args = ["eval", "diagnosis", "--no-gpu", *[a for n in names for a in ("--case", n)]]
+    done = kopt([*args, "--json"], tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["summary"]["auto"]["all"] == {"cases": 2, "top1": 1.0, "top3": 1.0}
+    assert report["summary"]["auto"]["all"] == {"cases": 3, "top1": 1.0, "top3": 1.0}
+    assert report["summary"]["auto"]["h200-verified"]["cases"] == 2 and report["unverified"] == ["matmul_fp16_upcast"]
     assert report["summary"]["L1"]["truth L1"]["top1"] == 1.0 and not report["gpu_evidence"]
     rows = {(r["case"], r["mode"]): r for r in report["rows"]}
-    assert rows[("col_sum_strided", "auto")]["stopped_at"] == "L3"
+    assert rows[("transpose_strided", "auto")]["stopped_at"] == "L3"
+    assert not rows[("matmul_fp16_upcast", "auto")]["h200_verified"] and rows[("matmul_fp32_ieee", "L1")]["h200_verified"]
+    table = kopt(args, tmp_path)
+    assert table.returncode == 0 and "not yet H200-verified" in table.stdout and "matmul_fp16_upcast" in table.stdout
+    assert "miss (auto): transpose_strided" not in table.stdout
