@@ -427,6 +427,7 @@ class Optimizer:
     def write_best(self, best: Round, rounds: list[Round]) -> Path:
         out = self.out or self.task_path.with_name(f"{self.task_path.stem}_kopt.py")
         header = best_header(self.run_row, best, rounds)
+        out.parent.mkdir(parents=True, exist_ok=True)  # --out may name a folder that does not exist yet
         tmp = out.with_name(f".{out.name}.tmp")
         tmp.write_text(header + self.store.get(best.candidate))
         os.replace(tmp, out)

@@ -92,6 +92,20 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     assert slower and all(t["outcome"] == "not_validated" and "validation" not in t for t in slower), trials
 
 
+def test_best_kernel_goes_into_a_folder_that_does_not_exist_yet(timed, tmp_path, monkeypatch):
+    """The campaign writes each operator's best kernel under .kopt/best/, which a restored store lacks."""
+    from kopt.config import load_settings
+    from kopt.optimize import optimize
+
+    task = tmp_path / "vector_add.py"
+    shutil.copy(ROOT / "examples/vector_add.py", task)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / ".kopt" / "best" / "vector_add-progressive.py"
+    summary = optimize(task, rounds=1, proposer="recipes", out=out, settings=load_settings(tmp_path))
+    assert summary["best_round"] == 1 and Path(summary["out"]) == out and out.read_text().startswith("# Optimized by kopt")
+
+
 def test_cli_errors_are_one_line(tmp_path):
     kopt = [sys.executable, "-m", "kopt.cli"]
     res = subprocess.run(kopt + ["optimize", "missing.py"], cwd=tmp_path, capture_output=True, text=True)
