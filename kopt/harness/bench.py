@@ -10,6 +10,7 @@ not host overhead; the CUDA-event time per call (which includes launch gaps) is 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
 from kopt.harness.gpulock import measuring
 
 FLUSH_BYTES = 512 << 20  # well above any current L2 (H200: 60 MB)
-FLUSH_VALUE = 7  # fill_(7) on uint8: a kernel name entry code is unlikely to launch, used to split calls
+FLUSH_VALUE = 7  # what kopt_l2_flush writes; its launches split the profile into calls
 INPUT_BUDGET_BYTES = 4 << 30
 TARGET_SECONDS = 0.5  # of timed calls per case
 MIN_RUNS, MAX_RUNS = 25, 400
@@ -82,13 +83,15 @@ def run_bench(task, candidate, cases: list[int] | None = None, seed: int | None 
     import torch
 
     from kopt.harness.ceilings import get_ceilings
+    from kopt.harness.flush import flush_l2
 
     if candidate.entry is None:
         raise TaskError(f"{candidate.path}: no entry to bench (a KernelBench module needs ModelNew)")
     ceilings = get_ceilings()
     chosen = task.cases if cases is None else [task.cases[i] for i in cases]
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    flush = partial(flush_l2, buffer, FLUSH_VALUE)
     flush_names = _flush_kernel_names(flush)
     timings = [_time_case(task, candidate, case, base_seed + 1000 * i, flush, flush_names, ceilings)
                for i, case in enumerate(chosen)]
@@ -109,8 +112,10 @@ def _device_events(prof) -> list[tuple[int, int, str]]:
 def _flush_kernel_names(flush) -> set[str]:
     import torch
 
+    flush()  # JIT-compile it outside the profile
+    torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        flush.fill_(FLUSH_VALUE)
+        flush()
         torch.cuda.synchronize()
     names = {name for _, _, name in _device_events(prof)}
     if not names:
@@ -127,7 +132,7 @@ def _time_case(task, candidate, case, seed, flush, flush_names, ceilings) -> Cas
     sets = [probe] + [task.make_inputs(case, "cuda", seed + j) for j in range(1, n_sets)]
 
     def call(i: int) -> None:
-        flush.fill_(FLUSH_VALUE)
+        flush()
         candidate.entry(*sets[i % n_sets])
 
     for i in range(3):  # warm-up: JIT compile, autotune, allocator
@@ -154,7 +159,7 @@ def _timed_loop(task, candidate, case, sets, call, flush, flush_names, ceilings)
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for i in range(runs):
-            flush.fill_(FLUSH_VALUE)
+            flush()
             starts[i].record()
             candidate.entry(*sets[i % n_sets])
             ends[i].record()
