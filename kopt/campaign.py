@@ -5,7 +5,8 @@ policy, so the store is the campaign's only state: a second call skips finished 
 interrupted ones (a killed worker leaves its run `running`; committed rounds survive), and campaigns
 split over calls or machines merge in the report. A job runs in its own child process
 (`python -m kopt.campaign JOB`) pinned to one GPU by CUDA_VISIBLE_DEVICES; one thread per worker feeds
-it jobs, and several workers may share a GPU (their timed sections take turns through a per-GPU lock). With --ray the same jobs go to a Ray cluster whose nodes share the workspace.
+it jobs, and several workers may share a GPU (their timed sections take turns through a per-GPU lock).
+With --ray the same jobs go to a Ray cluster whose nodes share the workspace.
 After optimizing, a timed job also benches torch eager and torch.compile on the same cases.
 """
 

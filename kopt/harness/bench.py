@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kopt.errors import KoptError, TaskError
-from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
 from kopt.harness.gpulock import measuring
+from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
 
 FLUSH_BYTES = 512 << 20  # well above any current L2 (H200: 60 MB)
 FLUSH_VALUE = 7  # what kopt_l2_flush writes; its launches split the profile into calls
