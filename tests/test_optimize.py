@@ -106,6 +106,34 @@ def test_best_kernel_goes_into_a_folder_that_does_not_exist_yet(timed, tmp_path,
     assert summary["best_round"] == 1 and Path(summary["out"]) == out and out.read_text().startswith("# Optimized by kopt")
 
 
+def test_fastest_variant_that_fails_validation_loses_to_the_next(timed, tmp_path, monkeypatch):
+    """Variants are timed first, then validated fastest first: a wrong but fast one is recorded as incorrect and
+    the next fastest that passes wins the round (real interpreter validation; only the clock is a stand-in)."""
+    import kopt.rewrite.recipes as recipes
+    from kopt.config import load_settings
+    from kopt.optimize import optimize
+
+    task = tmp_path / "vector_add.py"
+    shutil.copy(ROOT / "examples/vector_add.py", task)
+    original = task.read_text()
+    wrong = original.replace("BLOCK_SIZE=1024)", "BLOCK_SIZE=4096)").replace("x + y, mask", "x * y, mask")
+    right = original.replace("BLOCK_SIZE=1024)", "BLOCK_SIZE=2048)")
+    proposal = recipes.Proposal("launch_config_search", "block size", [
+        recipes.Variant("BLOCK_SIZE=4096", wrong), recipes.Variant("BLOCK_SIZE=2048", right)])
+    monkeypatch.setattr(recipes, "propose", lambda name, source, ctx: proposal)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    summary = optimize(task, rounds=1, proposer="recipes", settings=load_settings(tmp_path))
+    first = summary["rounds"][0]
+    assert first["outcome"] == "improved" and first["hypothesis"].endswith("[BLOCK_SIZE=2048]"), first
+    store = tmp_path / ".kopt/artifacts"
+    digest = first["evidence"]["trials"]
+    trials = {t["label"]: t for t in json.loads((store / digest[:2] / digest[2:]).read_text())}
+    assert trials["BLOCK_SIZE=4096"]["outcome"] == "incorrect" and not trials["BLOCK_SIZE=4096"]["validation"]["ok"]
+    assert trials["BLOCK_SIZE=4096"]["speedup_best"] > trials["BLOCK_SIZE=2048"]["speedup_best"]
+    assert trials["BLOCK_SIZE=2048"]["validation"]["ok"]
+
+
 def test_cli_errors_are_one_line(tmp_path):
     kopt = [sys.executable, "-m", "kopt.cli"]
     res = subprocess.run(kopt + ["optimize", "missing.py"], cwd=tmp_path, capture_output=True, text=True)
