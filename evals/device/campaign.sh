@@ -60,7 +60,7 @@ phase() {  # phase NAME SHARE_PERCENT OPS POLICY CAMPAIGN
   timeout "$(python3 -c "print(int($minutes * 60 + 60))")" \
     bash -c "cd '$WS' && python3 -m kopt.cli eval suite --suite '$WS/suite' --ops '$3' --policy '$4' \
       --rounds $ROUNDS --minutes $m --gpus $GPUS --workers-per-gpu $WORKERS --campaign $5 --job-timeout $(python3 -c "print(int($m * 120 + 120))") \
-      --json" > "$OUT/$5-$4.json" || echo "   $1 stopped at its time share (resumable)"
+      " || echo "   $1 stopped at its time share (resumable)"  # one line per finished job goes to log.txt
 }
 
 for p in $PHASES; do
