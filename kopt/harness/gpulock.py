@@ -6,7 +6,8 @@ timed loop and ncu's profiled (replayed) call. Those sections hold an exclusive 
 KOPT_GPU_LOCK (the campaign sets one per GPU). Compiles, warm-ups and validation run without it: their GPU
 work comes in short bursts, and the GPU time-slices processes rather than running their kernels together,
 so a burst delays a measured kernel's start but rarely its measured duration (evals/RESULTS.md compares
-campaign timings taken this way with single-process ones). Without KOPT_GPU_LOCK the lock is a no-op: one process per GPU needs no coordination.
+campaign timings taken this way with single-process ones). Without KOPT_GPU_LOCK the lock is a no-op:
+one process per GPU needs no coordination.
 """
 
 from __future__ import annotations
