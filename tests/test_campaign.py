@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kopt.campaign import Job, campaign_runs, plan_jobs, run_campaign, suite_ops
+from kopt.campaign import Job, campaign_runs, known_references, plan_jobs, run_campaign, suite_ops
 from kopt.rounds.store import Round, RoundsStore
 from kopt.suite_report import operator_result, plots, report_markdown, summarize
 
@@ -95,6 +95,17 @@ def test_plan_resumes_unfinished_and_skips_finished_runs(store):
     assert jobs[0].references_only and jobs[0].resume == timed
     with pytest.raises(Exception, match="no operator 'nope'"):
         suite_ops(SUITE, ["nope"])
+
+
+def test_references_are_reused_only_for_the_same_task_source(store):
+    def run(source: str, refs: dict | None = None):
+        opts = {"references": refs} if refs else {}
+        return store.create_run(Path("/suite/gelu.py"), source, opts, [1.0], {"available": True}, {})
+
+    measured = run("# gelu\n", {"eager_ms": [2.0], "compile_ms": [1.0]})
+    same, changed = run("# gelu\n"), run("# gelu, edited\n")
+    assert known_references(store, same) == {"eager_ms": [2.0], "compile_ms": [1.0], "from_run": measured.run_id}
+    assert known_references(store, changed) is None and known_references(store, measured) is None
 
 
 def test_split_campaigns_merge_across_stores(tmp_path, store):

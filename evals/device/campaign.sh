@@ -7,7 +7,8 @@
 # Knobs (environment): BUDGET_MIN (total wall minutes, default 25), GPUS (default all), WORKERS (per GPU, default 4:
 # CPU work overlaps, timing takes turns), ROUNDS (per operator, default 8), OP_MINUTES (per operator, default: the
 # phase's share spread over the workers), OPS (comma list, default every evals/suite operator), POLICY_OPS (operators for the policy
-# comparison, default 8 of them), PHASES (default "suite policies synth").
+# comparison, default 8 of them), PHASES (default "suite policies synth"), CONCURRENT=1 (run the phases, and the two
+# policies, side by side, each with the whole budget: a call that resumes several unfinished phases keeps every GPU busy).
 #
 # Phases, each given a share of the budget (jobs past their share are abandoned and stay resumable):
 #   suite     every operator, recipes only, --policy progressive (campaign "suite")            50%
@@ -54,7 +55,8 @@ echo "campaign: $N_OPS ops on $N_GPUS GPU(s) x $WORKERS workers, ${BUDGET_MIN} m
 per_op() { [ -n "${OP_MINUTES:-}" ] && { echo "$OP_MINUTES"; return; }
   python3 -c "print(max(1.0, round($1 * $N_GPUS * $WORKERS / max($2, 1), 1)))"; }
 phase() {  # phase NAME SHARE_PERCENT OPS POLICY CAMPAIGN
-  local minutes=$(python3 -c "print($BUDGET_MIN * $2 / 100)") n=$(echo "$3" | tr ',' '\n' | wc -l)
+  local share=$2; [ "${CONCURRENT:-0}" = 1 ] && share=100
+  local minutes=$(python3 -c "print($BUDGET_MIN * $share / 100)") n=$(echo "$3" | tr ',' '\n' | wc -l)
   local m=$(per_op "$minutes" "$n")
   echo "== $1: $n ops x $4, ${m} min/op, phase ${minutes} min"
   timeout "$(python3 -c "print(int($minutes * 60 + 60))")" \
@@ -63,10 +65,11 @@ phase() {  # phase NAME SHARE_PERCENT OPS POLICY CAMPAIGN
       " || echo "   $1 stopped at its time share (resumable)"  # one line per finished job goes to log.txt
 }
 
-for p in $PHASES; do
-  case $p in
+# run_phase NAME: one phase of the campaign (in the background too when CONCURRENT=1)
+run_phase() {
+  case $1 in
     suite) phase suite 50 "$ALL_OPS" progressive suite ;;
-    policies) phase policies 10 "$POLICY_OPS" profile-only suite; phase policies 10 "$POLICY_OPS" always-deep suite ;;
+    profile-only|always-deep) phase policies 10 "$POLICY_OPS" "$1" suite ;;
     synth)
       RUNS=$(cd "$WS" && python3 - "$FIRST" <<'EOF'
 import sys
@@ -78,7 +81,7 @@ print(",".join(r.run_id for r in s.runs() if r.options.get("campaign") == "suite
                and r.options.get("policy", "progressive") == "progressive"))
 EOF
 )
-      [ -z "$RUNS" ] && { echo "   no first-half runs to synthesize from"; continue; }
+      [ -z "$RUNS" ] && { echo "   no first-half runs to synthesize from"; return; }
       mkdir -p "$WS/home-with"
       cp -r "$WS/home-without/." "$WS/home-with/" 2>/dev/null
       KOPT_HOME=$WS/home-with kopt synthesize --runs "$RUNS" --json > "$OUT/synthesize.json" \
@@ -86,7 +89,12 @@ EOF
       cp -r "$WS/home-with/patterns" "$OUT/patterns" 2>/dev/null
       KOPT_HOME=$WS/home-with phase synth 25 "$SECOND" progressive synth-with ;;
   esac
+}
+pids=()  # wait for these only: a bare `wait` would also wait for the log's tee, which never ends
+for p in $(echo " $PHASES " | sed 's/ policies / profile-only always-deep /'); do
+  if [ "${CONCURRENT:-0}" = 1 ]; then run_phase "$p" & pids+=($!); else run_phase "$p"; fi
 done
+[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 
 echo "== report"
 rm -f "$OUT/suite.md" "$OUT/synth.md"
