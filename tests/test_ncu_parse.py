@@ -154,3 +154,26 @@ def test_real_captures_parse_into_metrics_rules_and_findings(raw_path):
         assert "register_spill" in ids("spill_kernel")
         assert "low_occupancy" in ids("copy_kernel") or any(
             "low_occupancy" in ids(n) for n in by_name if n.startswith("copy"))
+
+
+@pytest.mark.skipif(not (FIXTURES / "planted_raw.csv").exists(), reason="no planted ncu capture from the H200")
+def test_an_occupancy_rule_alone_is_no_finding_when_occupancy_is_healthy():
+    """H200 capture: the full-grid copy runs at 82 % achieved occupancy, where ncu still files AchievedOccupancy (an
+    OPT rule with an estimated speedup); the 4-block copy at 6 %. Only the second is a low-occupancy kernel."""
+    result = ncu.parse_pages((FIXTURES / "planted_raw.csv").read_text(), (FIXTURES / "planted_details.csv").read_text())
+    copies = [k for k in result.kernels if k.name.startswith("copy_kernel")]
+    waves = lambda k: l2._q(k.metrics, "waves")  # noqa: E731
+    full, tiny = max(copies, key=waves), min(copies, key=waves)
+    assert any(r.name == "AchievedOccupancy" and r.type == "OPT" for r in full.rules)
+    full_findings = l2.profile_findings(full.metrics, full.rules)
+    assert "low_occupancy" not in {f.id for f in full_findings}
+    bound = [f for f in full_findings if f.id in ("memory_bound", "compute_bound", "latency_bound")]
+    assert any(e.data.get("rule") == "AchievedOccupancy" for f in bound for e in f.evidence)  # kept as evidence
+    assert "low_occupancy" in {f.id for f in l2.profile_findings(tiny.metrics, tiny.rules)}
+
+
+@pytest.mark.skipif(not (FIXTURES / "matmul_details.csv").exists(), reason="no matmul ncu capture from the H200")
+def test_launch_configuration_about_a_partial_wave_is_a_tail_effect():
+    result = ncu.parse_pages((FIXTURES / "matmul_raw.csv").read_text(), (FIXTURES / "matmul_details.csv").read_text())
+    rules = [r for k in result.kernels for r in k.rules if "A wave of thread blocks" in r.description]
+    assert rules and all(l2._rule_target(r) == "tail_effect" for r in rules)
