@@ -290,9 +290,15 @@ def report_markdown(results: list[OperatorResult], env: dict[str, Any], title: s
     parts = [f"## {title}", "", f"Measured: {env_line}.", "",
              "Speedup is per operator the geomean over its cases of initial time / best time; "
              "'rounds to 90%' counts rounds until the best-so-far reached 90% of the final gain.", "",
-             summary_markdown(summaries), "", "### Per operator", "", operators_markdown(results), "",
-             "### Short of target (2x over initial, 1.0x vs torch.compile, 70% of roofline)", "",
-             shortfalls_markdown(results, reasons or {}), ""]
+             summary_markdown(summaries), ""]
+    shared = set.intersection(*({r.op for r in results if r.policy == p} for p in policies)) if policies else set()
+    if len(policies) > 1 and shared != {r.op for r in results}:
+        same = {p: summarize([r for r in results if r.policy == p and r.op in shared]) for p in policies}
+        parts += [f"### Policies on the same {len(shared)} operators ({', '.join(sorted(shared))})", "",
+                  summary_markdown(same), ""]
+    parts += ["### Per operator", "", operators_markdown(results), "",
+              "### Short of target (2x over initial, 1.0x vs torch.compile, 70% of roofline)", "",
+              shortfalls_markdown(results, reasons or {}), ""]
     if plot_dir:
         parts += ["### Plots", ""]
         parts += [f"![{name}]({plot_dir}/{name})" for name in plots(results, summaries)]

@@ -143,6 +143,13 @@ def test_report_markdown_and_svg_plots(store, tmp_path):
     assert "| final vs torch.compile (geomean) | 0.50x | - |" in text
     assert "0.50x of torch.compile" in text  # the shortfall table names what is short
     assert "gpu H200, driver 570, triton 3.6.0" in text
+    assert "### Policies on the same" not in text  # both policies ran every operator: one table says it all
+    _record(store, "b", [9.0], [("improved", [1.0], "L1")])  # only progressive ran b (9x): compare on `a` alone
+    results = [operator_result(run, store.rounds(run.run_id), policy=run.options["policy"]) for run in store.runs()]
+    text = report_markdown(results, {}, "T", None)
+    assert "| geomean speedup vs initial | 6.00x | 2.00x |" in text
+    same = text.split("### Policies on the same 1 operators (a)")[1].split("###")[0]
+    assert "| geomean speedup vs initial | 4.00x | 2.00x |" in same
     svgs = plots(results, summaries)
     assert {"speedup-per-operator-progressive.svg", "evidence-depth-best-rounds.svg"} <= set(svgs)
     for svg in svgs.values():
