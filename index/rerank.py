@@ -54,8 +54,9 @@ def token_embeddings(model_name: str, texts: list[str]) -> list[np.ndarray]:
     return [_token_cache[(model_name, t)].astype(np.float32) for t in texts]
 
 
-def rerank(model_name: str, query: str, hits: list, weight: float = RERANK_WEIGHT) -> list:
+def rerank(model_name: str, query: str, hits: list, weight: float | None = None) -> list:
     """The hits (objects with .score and .text), rescored as hybrid + weight x normalised MaxSim, best first."""
+    weight = RERANK_WEIGHT if weight is None else weight
     if len(hits) < 2 or weight == 0:
         return list(hits)
     query_tokens, *doc_tokens = token_embeddings(model_name, [query, *(h.text for h in hits)])
