@@ -118,6 +118,7 @@ def test_small_block_elementwise(catalog):
     ("atomic_weighted_sum", "atomic_contention", "per_program_partials"),
     ("strided_gather", "uncoalesced_access", "contiguous_inner_axis"),
     ("strided_gather", "untuned_config", "scale_num_warps_with_tile"),
+    ("one_program_rows", "low_occupancy", "scale_grid_with_problem"),
 ])
 def test_signal_leads_to_its_pattern(catalog, fixture, finding, pattern):
     findings = by_id(triage(FIXTURES / f"{fixture}.py", patterns=catalog))

@@ -9,6 +9,7 @@ kernel matches them and by their recorded win rate. An index, when given, adds s
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,14 @@ SIGNAL_FINDING: dict[str, str] = {
     "no_grouped_order": "poor_l2_reuse",
     "tiny_programs": "too_many_programs",
     "atomic_in_loop": "atomic_contention",
+    "constant_grid": "low_occupancy",
 }
 # ... with a prior for how often the signal alone means a real slowdown ...
 SIGNAL_CONFIDENCE: dict[str, float] = {
     "fp32_dot_ieee": 0.9, "scalar_loop": 0.85, "small_block": 0.8, "atomic_in_loop": 0.75,
     "loop_invariant_load": 0.7, "tiny_programs": 0.7, "modulo_offsets": 0.6, "transpose_before_dot": 0.55,
     "no_grouped_order": 0.55, "int64_offsets": 0.5, "default_num_warps": 0.5, "strided_access": 0.45,
-    "no_autotune": 0.35,
+    "no_autotune": 0.35, "constant_grid": 0.8,
 }
 # ... and what must hold before acting on it.
 SIGNAL_CONDITIONS: dict[str, str] = {
@@ -66,6 +68,7 @@ SCAN_OPS = {"cumsum", "cumprod", "associative_scan"}
 TRANSPOSE_OPS = {"trans", "permute"}
 TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
 SMALL_1D, SMALL_DOT_MN, SMALL_DOT_K = 128, 64, 16
+FEW_PROGRAMS = 108  # fewer programs than the SMs of any datacenter GPU Triton targets (A100: 108, H100/H200: 132)
 BIG_TILE_1D, BIG_TILE_DOT = 4096, 128 * 256
 
 
@@ -619,6 +622,23 @@ def _tiny_programs(s: _KernelScan) -> list[Signal]:
     return out
 
 
+def _constant_grid(s: _KernelScan) -> list[Signal]:
+    """A grid of literals, e.g. kernel[(1,)]: the parallelism does not grow with the problem, so a few programs loop
+    over all of it while most SMs idle. A persistent grid sized from the device is not literal and stays silent."""
+    out = []
+    for launch in s.k.launches:
+        dims = launch.grid.elts if isinstance(launch.grid, (ast.Tuple, ast.List)) else []
+        values = [_const(d, launch.env) for d in dims]
+        if not dims or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            continue
+        programs = math.prod(values)
+        if programs < FEW_PROGRAMS:
+            out.append(Signal("constant_grid", s.fn.name, [launch.node.lineno],
+                              f"launch grid {ast.unparse(launch.grid)} is a constant {programs} program(s) whatever the "
+                              f"problem size: at most {programs} SM(s) work", {"programs": programs}))
+    return out
+
+
 def _atomic_in_loop(s: _KernelScan) -> list[Signal]:
     calls = [c for c in s.calls if (_tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) in s.in_loop]
     if not calls:
@@ -629,7 +649,7 @@ def _atomic_in_loop(s: _KernelScan) -> list[Signal]:
 
 DETECTORS = (_small_block, _no_autotune, _default_num_warps, _fp32_dot_ieee, _scalar_loop, _int64_offsets,
              _modulo_offsets, _transpose_before_dot, _loop_invariant_load, _strided_access, _no_grouped_order,
-             _tiny_programs, _atomic_in_loop)
+             _tiny_programs, _atomic_in_loop, _constant_grid)
 
 
 def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:
