@@ -178,12 +178,12 @@ def test_cli_end_to_end_on_real_index(tmp_path):
         {"id": "src", "question": "a question over the source", "category": "mechanism", "uses_identifiers": False,
          "gold": [{"corpus": "triton", "path": "lib/A.cpp", "symbol": "a", "lines": [1, 2]}]},
     ]}))
-    run = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "sparse,hybrid,hybrid+rerank",
+    run = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "sparse,hybrid",
                 "--json", env=env, cwd=REPO)
     assert run.returncode == 0, run.stderr
     report = yaml.safe_load(run.stdout)  # JSON is YAML
     assert report["questions"] == 1 and report["skipped"] == 1
-    for mode in ("sparse", "hybrid", "hybrid+rerank"):
+    for mode in ("sparse", "hybrid"):
         assert report["modes"][mode]["per_question"][0]["file_rank"] == 1
         assert report["modes"][mode]["file"]["mrr"] == 1.0
     bad = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "fuzzy",

@@ -34,8 +34,7 @@ def eval_cmd() -> None:
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/retrieval/gold.yaml"),
               show_default=True, help="Gold set: questions with their gold path, symbol and lines.")
 @click.option("--modes", default="dense,sparse,hybrid", show_default=True,
-              help="Comma-separated retrieval modes to compare: dense, sparse, hybrid, hybrid+rerank (a MaxSim "
-                   "second stage over the hybrid top 40; ~1.7 s per question on 2 cores).")
+              help="Comma-separated retrieval modes to compare (as the index's search accepts them).")
 @click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="Hits per question.")
 @click.option("--corpora", default="triton,passes,patterns", show_default=True,
               help="Corpora searched for every question.")
