@@ -53,7 +53,7 @@ MESSAGE_MIN_OVERLAP = 0.6  # dev: MRR 0.730 -> 0.743 (pipelining-in-registers-re
 # The n-th further chunk of a file ranked above scores x0.95^n (dev: x0.9 lifted R@10 0.949 -> 0.966; x0.95 keeps
 # that and the file MRR, and gives the right chunk of a big file back: symbol R@5 0.678 -> 0.746).
 FILE_REPEAT_DECAY = 0.95
-MODES = ("hybrid", "dense", "sparse", "hybrid+rerank")  # hybrid+rerank: index/rerank.py, opt-in (not better on dev)
+MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
 
@@ -136,8 +136,6 @@ class Index:
             s_all += s_hits
         if path_glob:
             d_all, s_all = ([h for h in hits if fnmatch.fnmatchcase(h[2].get("path", ""), path_glob)] for hits in (d_all, s_all))
-        rerank = mode == "hybrid+rerank"
-        mode = "hybrid" if rerank else mode
         hits = _fuse(d_all, s_all, mode)
         if mode == "hybrid":
             for h in hits:
@@ -147,12 +145,6 @@ class Index:
         hits = sorted(hits, key=lambda h: -h.score)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_anchors(hits, corpus, k, flt))
-        if rerank:
-            from kopt.index.rerank import RERANK_DEPTH
-            from kopt.index.rerank import rerank as second_stage
-
-            depth = max(RERANK_DEPTH, k)
-            hits = second_stage(self._entries(corpus)[0][1]["model"], query, hits[:depth]) + hits[depth:]
         return hits[:k]
 
     def _credit_emitters(self, hits: list[Hit], query: str, corpus, flt: dict) -> list[Hit]:
