@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from kopt.diagnose.escalate import SYMPTOMS
 from kopt.diagnose.findings import Finding
 from kopt.errors import KoptError
+from kopt.patterns import Pattern
 from kopt.rounds.store import Round, RoundsStore, Run, best_round
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
@@ -34,6 +35,14 @@ Event = Callable[[str, dict[str, Any]], None]
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
 POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"}
 POLICIES = tuple(POLICY_LEVEL)
+
+
+def pattern_order(finding: Finding, catalog: dict[str, Pattern]) -> list[str]:
+    """Patterns to try for a finding: the diagnosis' own ranking first, then every other catalog pattern for that
+    finding id by recorded win rate (synthesis updates it; L2/L3 symptoms carry no ranking of their own)."""
+    rest = sorted((p for p in catalog.values() if finding.id in p.finding_ids and p.id not in finding.patterns),
+                  key=lambda p: (-p.win_rate, p.id))
+    return list(dict.fromkeys(finding.patterns + [p.id for p in rest]))
 
 
 @dataclass
@@ -257,8 +266,7 @@ class Optimizer:
         for f in findings:
             if f.id in SYMPTOMS and not f.patterns:
                 continue
-            ids = list(dict.fromkeys(f.patterns + [p.id for p in self.catalog.values() if f.id in p.finding_ids]))
-            for pid in ids:
+            for pid in pattern_order(f, self.catalog):
                 pattern = self.catalog.get(pid)
                 if pattern and pattern.recipe_name in RECIPES:
                     recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))

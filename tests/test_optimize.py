@@ -147,3 +147,28 @@ def test_cli_errors_are_one_line(tmp_path):
     res = subprocess.run(kopt + ["optimize", str(bad), "--proposer", "llm"], cwd=tmp_path, capture_output=True,
                          text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert res.returncode == 1
+
+
+def test_patterns_for_a_finding_follow_the_diagnosis_then_the_recorded_win_rate():
+    """An L2 symptom names no pattern of its own: the loop orders the catalog's patterns for it by their record, so
+    the statistics synthesis writes change what is tried first (before, catalog file order decided)."""
+    import dataclasses
+
+    from kopt.diagnose.findings import Finding
+    from kopt.optimize import pattern_order
+    from kopt.patterns import load_patterns
+
+    catalog = {p.id: p for p in load_patterns()}
+    low = Finding("low_occupancy", "L2", "ncu: theoretical occupancy 25 %")
+    fresh = pattern_order(low, catalog)
+    assert set(fresh) == {p.id for p in catalog.values() if "low_occupancy" in p.finding_ids} and len(fresh) > 3
+
+    def record(pid, wins, tries):
+        catalog[pid] = dataclasses.replace(catalog[pid], stats={"tries": tries, "wins": wins, "speedups": []})
+
+    record("balance_tail_wave", 0, 14)  # never won: tried last
+    record("persistent_grid", 3, 4)  # won 3 of 4: tried first
+    ordered = pattern_order(low, catalog)
+    assert ordered[0] == "persistent_grid" and ordered[-1] == "balance_tail_wave"
+    ranked = Finding("low_occupancy", "L1", "grid of one program", patterns=["scale_grid_with_problem"])
+    assert pattern_order(ranked, catalog)[:2] == ["scale_grid_with_problem", "persistent_grid"]
