@@ -206,3 +206,17 @@ def test_ray_sends_the_same_jobs_to_a_local_cluster(tmp_path):
     jobs = [Job(f"op{i}", str(tmp_path / f"missing{i}.py"), "x", "progressive", "c", 1, "recipes") for i in range(2)]
     results = run_campaign(jobs, tmp_path, 0, ray_address="local")
     assert len(results) == 2 and all("node" in r and "missing" in r["error"] for r in results)
+
+
+def test_campaign_script_runs_phases_side_by_side_and_reports(tmp_path):
+    """evals/device/campaign.sh on CPU with CONCURRENT=1: both phases finish, then the report and the store's tarball
+    (a bare `wait` once hung here on the log's own tee until the device call's limit)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "OUT": str(tmp_path / "out"),
+           "WS": str(tmp_path / "ws"), "OPS": "gelu", "POLICY_OPS": "gelu", "PHASES": "suite policies",
+           "CONCURRENT": "1", "BUDGET_MIN": "3", "ROUNDS": "1", "OP_MINUTES": "1", "WORKERS": "1"}
+    done = subprocess.run(["bash", str(REPO / "evals/device/campaign.sh")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "== report" in done.stdout and (tmp_path / "out" / "store.tar.gz").is_file()
+    report = (tmp_path / "out" / "suite.md").read_text()
+    assert "| figure | progressive | profile-only | always-deep |" in report

@@ -28,7 +28,7 @@ WORKERS=${WORKERS:-4}
 ROUNDS=${ROUNDS:-8}
 PHASES=${PHASES:-"suite policies synth"}
 POLICY_OPS=${POLICY_OPS:-"gelu,softmax,layernorm,row_sum,matmul_fp16,matmul_fp32,transpose2d,embedding"}
-WS=/tmp/kopt-campaign
+WS=${WS:-/tmp/kopt-campaign}  # runs record task paths under it: keep it fixed across calls
 mkdir -p "$OUT" "$WS"
 # KOPT_SITE: an installed kopt (evals/device/install.sh), so kopt.ingest/kopt.index resolve; else the checkout.
 export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home-without PYTHONPATH="${KOPT_SITE:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}"
