@@ -17,8 +17,8 @@
 #             synthesized patterns (campaign "synth-with"); "without" is the suite campaign's
 #             second half, run with the curated catalog only                                  25%
 # Writes under $OUT: suite.md and synth.md (sections for evals/RESULTS.md), plots/*.svg, suite.json,
-# synth-with.json, synthesize.json, patterns/ (what synthesis wrote), store.tar.gz (the rounds store:
-# merge or re-report locally with `kopt eval report --store DIR`), log.txt. The summary is printed last.
+# synth-with.json, synthesize.json, patterns/ (what synthesis wrote), store.tar.gz (the rounds store, refreshed every
+# minute while jobs run: merge or re-report locally with `kopt eval report --store DIR`), log.txt. The summary is last.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:?set OUT to the results folder}
@@ -42,6 +42,17 @@ kopt() { (cd "$WS" && python3 -m kopt.cli "$@"); }
 # the store records task paths: a fixed copy of the suite lets a later call on another machine resume its runs
 rm -rf "$WS/suite" && cp -r "$ROOT/evals/suite" "$WS/suite"
 [ -n "${STORE_IN:-}" ] && [ ! -d "$WS/.kopt" ] && tar xzf "$STORE_IN" -C "$WS" && echo "restored the rounds store from $STORE_IN"
+snapshot() {  # a consistent copy of the rounds store as $OUT/store.tar.gz, replaced whole: a call cut off at its
+  # device limit still brings back the last one (SNAPSHOT_S apart, default 60 s)
+  local tmp="$WS/.snapshot"
+  rm -rf "$tmp" && mkdir -p "$tmp/.kopt" || return 0
+  python3 -c "import sqlite3, sys; src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2]); src.backup(dst)" \
+    "$WS/.kopt/rounds.sqlite" "$tmp/.kopt/rounds.sqlite" 2>/dev/null || return 0
+  cp -r "$WS/.kopt/artifacts" "$tmp/.kopt/" 2>/dev/null
+  (cd "$tmp" && tar czf "$OUT/store.tmp.tar.gz" .kopt) && mv "$OUT/store.tmp.tar.gz" "$OUT/store.tar.gz"
+}
+(while sleep "${SNAPSHOT_S:-60}"; do snapshot; done) >/dev/null 2>&1 &  # off the log: a sleeping child must not hold it open
+SNAPSHOTS=$!
 ALL_OPS=${OPS:-$(ls "$WS"/suite/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^_' | paste -sd, -)}
 N_OPS=$(echo "$ALL_OPS" | tr ',' '\n' | wc -l)
 N_GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
@@ -124,7 +135,8 @@ for label, s in rows.items():
                  f"{s['best_at_l1']}/{s['improved']} | {s['median_rounds_to_90']} |")
 open(f"{out}/synth.md", "a").write("\n### With vs without synthesized patterns\n\n" + "\n".join(lines) + "\n")
 EOF
-(cd "$WS" && tar czf "$OUT/store.tar.gz" .kopt/rounds.sqlite* .kopt/artifacts 2>/dev/null)
+kill "$SNAPSHOTS" 2>/dev/null; wait "$SNAPSHOTS" 2>/dev/null
+snapshot
 echo "== summary"
 sed -n '/| figure/,/^$/p' "$OUT/suite.md"
 tail -4 "$OUT/synth.md"
