@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -220,8 +221,6 @@ def test_campaign_script_runs_phases_side_by_side_and_reports(tmp_path):
     assert "== report" in done.stdout and (tmp_path / "out" / "store.tar.gz").is_file()
     report = (tmp_path / "out" / "suite.md").read_text()
     assert "| figure | progressive | profile-only | always-deep |" in report
-    import tarfile
-
     with tarfile.open(tmp_path / "out" / "store.tar.gz") as tar:  # the snapshot is a store that reports again
         tar.extractall(tmp_path / "back", filter="data")
     again = RoundsStore(tmp_path / "back" / ".kopt")

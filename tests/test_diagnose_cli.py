@@ -2,9 +2,12 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,12 +41,8 @@ def test_diagnose_bad_input(tmp_path):
 
 
 def test_eval_diagnosis_scores_cases(tmp_path):
-    import shutil
-
-    import yaml
-
     names = ["matmul_fp32_ieee", "transpose_strided", "matmul_fp16_upcast", "col_sum_strided"]  # the last is excluded
-    cases_dir = Path(__file__).resolve().parent.parent / "evals" / "diagnosis"
+    cases_dir = ROOT / "evals" / "diagnosis"
     manifest = yaml.safe_load((cases_dir / "manifest.yaml").read_text())
     cases = [c for c in manifest["cases"] if c["name"] in names]
     next(c for c in cases if c["name"] == "matmul_fp16_upcast").pop("h200_speedup")  # as before it was timed
