@@ -197,7 +197,7 @@ class Optimizer:
         current = self.work / "current.py"
         current.write_text(self.best_source(best))
         tried = {r.hypothesis_key for r in rounds}
-        failed = {r.pattern_id for r in rounds if r.pattern_id} | self.exhausted(rounds)
+        failed = self.same_fix({r.pattern_id for r in rounds if r.pattern_id}) | self.exhausted(rounds)
         self.emit("phase", {"n": n, "phase": "diagnosing"})
         try:
             policy = self.run_row.options.get("policy", "progressive")
@@ -216,7 +216,7 @@ class Optimizer:
         reached = next((lv["level"] for lv in reversed(levels) if lv["status"] == "used"), None)
         skipped: list[str] = []
         self.emit("phase", {"n": n, "phase": "proposing"})
-        for hyp in self.hypotheses(diag.findings, tried):
+        for hyp in self.hypotheses(diag.findings, tried, failed):
             candidate = self.propose(hyp, current.read_text(), rounds, diag.findings, skipped)
             if candidate is None:
                 continue
@@ -236,6 +236,15 @@ class Optimizer:
             return None
         why = "; ".join(skipped[-6:])
         return "no untried hypothesis left" + (f" (passed over: {why})" if why else "")
+
+    def same_fix(self, tried: set[str]) -> set[str]:
+        """The tried patterns and every pattern with the same recipe and parameters (a synthesized L1 shortcut and
+        its curated pattern): they propose the same candidate, so trying one tries them all."""
+        def fix(p: Pattern) -> str | None:
+            return repr((p.recipe_name, sorted((p.recipe.get("params") or {}).items()))) if p.recipe_name else None
+
+        fixes = {fix(self.catalog[pid]) for pid in tried if pid in self.catalog} - {None}
+        return tried | {p.id for p in self.catalog.values() if fix(p) in fixes}
 
     def exhausted(self, rounds: list[Round]) -> set[str]:
         """Finding ids whose every catalog pattern has been tried: tell the diagnosis they failed."""
@@ -257,8 +266,9 @@ class Optimizer:
         except Exception:  # no index is a normal offline state; L1/L3 still work
             return None
 
-    def hypotheses(self, findings: list[Finding], tried: set[str]) -> list[Hypothesis]:
-        """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM."""
+    def hypotheses(self, findings: list[Finding], tried: set[str], done: set[str] = frozenset()) -> list[Hypothesis]:
+        """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM.
+        `done`: patterns whose fix was already tried under any finding."""
         from kopt.rewrite.recipes import RECIPES
 
         mode = self.run_row.options["proposer"]
@@ -268,7 +278,7 @@ class Optimizer:
                 continue
             for pid in pattern_order(f, self.catalog):
                 pattern = self.catalog.get(pid)
-                if pattern and pattern.recipe_name in RECIPES:
+                if pattern and pattern.recipe_name in RECIPES and pid not in done:
                     recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))
             llm_hyps += [Hypothesis(f, (f.patterns or [None])[0], None, attempt=k) for k in range(1, LLM_TRIES + 1)]
         chosen = {"recipes": recipe_hyps, "llm": llm_hyps, "auto": recipe_hyps + (llm_hyps if self.llm_ready() else [])}

@@ -99,6 +99,12 @@ class Pattern:
         wins = int(self.stats.get("wins", 0))
         return (wins + 1) / (tries + 2)
 
+    @property
+    def proven(self) -> bool:
+        """Validated at least twice and won at least half its tries: L1 may act on it without profiling."""
+        wins, tries = int(self.stats.get("wins", 0)), int(self.stats.get("tries", 0))
+        return wins >= 2 and 2 * wins >= tries
+
     def text(self) -> str:
         """Plain text for embedding and search: what it fixes, when, how, and why."""
         lines = [

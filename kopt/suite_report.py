@@ -37,6 +37,7 @@ class OperatorResult:
     rounds: int
     wall_s: float
     rounds_to_90: int | None  # first round whose best-so-far reached 90% of the final gain
+    seconds_to_best: float | None  # wall seconds of the rounds up to and including the best one (None: no win)
     initial_vs_eager: float | None  # > 1: the initial kernel beats torch eager
     vs_eager: float | None  # final kernel vs torch eager (geomean over cases)
     vs_compile: float | None  # final kernel vs torch.compile
@@ -90,6 +91,7 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
         best_level=best.level_reached if best else None,
         deepest_level=max(levels, key=LEVELS.index) if levels else None,
         rounds=len(rounds), wall_s=round(sum(r.seconds for r in rounds), 1), rounds_to_90=rounds_to_90,
+        seconds_to_best=round(sum(r.seconds for r in rounds if r.n <= best.n), 1) if best else None,
         initial_vs_eager=_ratio(eager, base) if timed else None,
         vs_eager=_ratio(eager, final_times) if timed else None,
         vs_compile=_ratio(compiled, final_times) if timed else None,
@@ -118,6 +120,7 @@ def summarize(results: list[OperatorResult]) -> dict[str, Any]:
         "improved": len(improved),
         "median_best_round": _median(r.best_round for r in improved),
         "median_rounds_to_90": _median(r.rounds_to_90 for r in improved),
+        "median_seconds_to_best": _median(r.seconds_to_best for r in improved),
         "best_at_l1": sum(r.best_level == "L1" for r in improved),
         "best_levels": {lvl: sum(r.best_level == lvl for r in improved) for lvl in LEVELS},
         "trajectory_levels": {lvl: sum(r.deepest_level == lvl for r in results) for lvl in LEVELS},
@@ -162,6 +165,7 @@ def summary_markdown(by_policy: dict[str, dict[str, Any]]) -> str:
         ("operators > 5x", lambda s: f"{s['over_5x']}/{s['timed']}"),
         ("median best-round index", lambda s: _num(s["median_best_round"])),
         ("median rounds to 90% of final gain", lambda s: _num(s["median_rounds_to_90"])),
+        ("median seconds to the best round", lambda s: _num(s["median_seconds_to_best"])),
         ("best rounds found at L1", lambda s: f"{s['best_at_l1']}/{s['improved']}"),
         ("deepest level of best rounds, L1/L2/L3/L4", lambda s: "/".join(str(s["best_levels"][lv]) for lv in LEVELS)),
         ("deepest level of trajectories, L1/L2/L3/L4", lambda s: "/".join(str(s["trajectory_levels"][lv]) for lv in LEVELS)),

@@ -8,6 +8,11 @@ no pattern covers become a new pattern, with the rounds as provenance; one patte
 collects every family, and a new one that duplicates a known pattern (same finding, same recipe) is
 merged into it. Curated files are never written: their stats go to an overlay copy in the output
 directory. A ledger (synthesis.json) there remembers counted rounds, so running it twice counts once.
+
+Wins that only a profile or the compiler's IR found (L2-L4) teach L1 a shortcut: two or more wins of one
+pattern on the same kind of kernel (the ops it uses: dot, reduce, ...) that share L1 source signals become
+a synthesized pattern with those signals as symptoms and the same recipe. Once it is proven (won at least
+half its tries), L1 acts on it for a kernel like those without profiling it.
 """
 
 from __future__ import annotations
@@ -104,6 +109,9 @@ class Attempt:
     pattern_id: str | None
     hypothesis: str
     finding_ids: list[str]
+    level: str | None = None  # the deepest diagnosis level of the round
+    kinds: tuple[str, ...] = ()  # the kernel kinds of the source the round changed (L1's view)
+    signals: tuple[str, ...] = ()  # the L1 source signals of that source
 
 
 @dataclass
@@ -126,6 +134,17 @@ def _family_of(source: str) -> str:
     return match.group(1) if match else "any"
 
 
+def _l1_view(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kernel kinds, L1 signal names) of a source, as L1 sees it."""
+    from kopt.diagnose.l1 import detect_signals
+
+    try:
+        signals, kinds = detect_signals(source)
+    except SyntaxError:
+        return (), ()
+    return tuple(sorted(set().union(*kinds.values()))), tuple(sorted({sig.name for sig in signals}))
+
+
 def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attempt]:
     """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None)."""
     runs = [store.run(r) for r in run_ids] if run_ids else store.runs()
@@ -135,6 +154,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
         family = (run.options or {}).get("family") or _family_of(task_source)
         op = (run.options or {}).get("op") or Path(run.task_path).stem
         parent = task_source
+        view = _l1_view(parent)
         for rnd in store.rounds(run.run_id):
             if rnd.outcome not in FAILURES and rnd.outcome != "improved":
                 continue
@@ -148,9 +168,11 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
             win = rnd.outcome == "improved"
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
             attempts.append(Attempt(f"{run.run_id}:{rnd.n}", finding, change, family, op, win,
-                                    speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids)))
+                                    speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids),
+                                    rnd.level_reached, *view))
             if win and rnd.candidate:
                 parent = store.get(rnd.candidate)
+                view = _l1_view(parent)
     return attempts
 
 
@@ -202,6 +224,100 @@ def _new_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
         "provenance": {"kind": "synthesized", "rounds": [w.ref for w in wins]},
         "stats": {"tries": tries, "wins": len(wins), "speedups": speedups, "families": families},
     })
+
+
+def _shortcut_id(base_id: str, kinds: tuple[str, ...]) -> str:
+    return f"{base_id}_at_l1_{'_'.join(kinds) or 'any'}"
+
+
+def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str], group: list[Attempt]) -> Pattern:
+    """The L1 shortcut to `base` for kernels of these kinds showing these signals, from the deep rounds in `group`."""
+    from kopt.diagnose.l1 import SIGNAL_FINDING
+
+    wins = [a for a in group if a.win]
+    speedups = [round(a.speedup, 3) for a in wins if a.speedup]
+    ops, levels = sorted({a.op for a in wins}), sorted({a.level or "?" for a in wins})
+    deep = sorted({a.finding for a in wins})
+    what = f"{'/'.join(kinds)} kernels showing {', '.join(sorted(shared))}"
+    recipe = {k: base.recipe[k] for k in ("name", "params") if k in base.recipe}
+    recipe["guidance"] = (f"On {what}, apply {base.id} straight away: {' '.join(str(base.recipe.get('guidance', base.title)).split())}")
+    effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) over "
+              f"{len(speedups)} validated wins" if speedups else f"{len(wins)} validated wins")
+    return pattern_from_dict({
+        "id": pid,
+        "title": f"{base.title}, from L1 on {'/'.join(kinds)} kernels (synthesized shortcut)",
+        "family": base.family,
+        "applies_to": list(kinds) or ["any"],
+        "symptoms": {"findings": sorted({SIGNAL_FINDING[sig] for sig in shared}), "source": sorted(shared)},
+        "recipe": recipe,
+        "preconditions": list(base.preconditions),
+        "rationale": {"why": f"On {what}, only {'/'.join(levels)} evidence ({', '.join(deep)}) led to {base.id}, which "
+                             f"then won {len(wins)} of {len(group)} tries ({', '.join(ops)}). L1 proposes it for such "
+                             f"a kernel without the profile; failures lower its win rate until L1 stops trusting it.",
+                      "notes": list(base.rationale.get("notes", []))},
+        "expected_effect": effect,
+        "provenance": {"kind": "synthesized", "rounds": [a.ref for a in wins]},
+        "stats": {"tries": len(group), "wins": len(wins), "speedups": speedups, "families": sorted({a.family for a in wins})},
+    })
+
+
+def _rule(group: list[Attempt], wins: list[Attempt], base: Pattern) -> set[str] | None:
+    """The signals a shortcut asks for: the most general set the rounds still vouch for. First the signals every
+    try showed; if the pattern is not proven on the tries that show them, the signals every win showed (which
+    match fewer kernels). None when L1 could not tell the kernels apart or already reaches the pattern."""
+    common = set.intersection(*(set(a.signals) for a in group))
+    specific = set.intersection(*(set(a.signals) for a in wins))
+    rules = [r for r in (common, specific) if r and not r & set(base.source_signals)]
+    for rule in rules:
+        matching = [a for a in group if rule <= set(a.signals)]
+        won = sum(a.win for a in matching)
+        if won >= MIN_WINS and 2 * won >= len(matching):
+            return rule
+    return rules[-1] if rules else None
+
+
+def plan_shortcuts(attempts: list[Attempt], catalog: dict[str, Pattern], synthesized: dict[str, Pattern],
+                   promoted: set[str]) -> tuple[list[Action], dict[str, Pattern], set[str]]:
+    """L1 shortcuts from rounds whose pattern only L2-L4 found: (actions, patterns to write, rounds now promoted).
+    A group is the deep tries of one recipe pattern on one kind of kernel; rounds of a group too small to
+    promote stay unpromoted, so later wins can still join them."""
+    groups: dict[tuple[str, tuple[str, ...]], list[Attempt]] = defaultdict(list)
+    for a in attempts:
+        base = catalog.get(a.pattern_id or "")
+        if (a.ref not in promoted and base is not None and base.recipe_name and a.level not in (None, "L1")
+                and a.signals and base.provenance["kind"] == "curated"):
+            groups[(base.id, a.kinds)].append(a)
+    actions, writes, done = [], {}, set()
+    for (base_id, kinds), group in sorted(groups.items()):
+        pid, base, wins = _shortcut_id(base_id, kinds), catalog[base_id], [a for a in group if a.win]
+        known = synthesized.get(pid)
+        if known is not None:
+            shared = set(known.source_signals)
+        elif len(wins) >= MIN_WINS:
+            shared = _rule(group, wins, base)
+            if shared is None:
+                continue
+        else:
+            continue
+        group = [a for a in group if shared <= set(a.signals)]
+        if not group:
+            continue
+        if known is not None:
+            extra = {"tries": len(group), "wins": len([a for a in group if a.win]),
+                     "speedups": [round(a.speedup, 3) for a in group if a.win and a.speedup],
+                     "families": sorted({a.family for a in group if a.win})}
+            pattern = _with_stats(known, extra)
+            pattern.provenance["rounds"] = list(dict.fromkeys(pattern.provenance["rounds"] +
+                                                              [a.ref for a in group if a.win]))
+            kind, why = "update", f"{extra['wins']} deep win(s), {extra['tries'] - extra['wins']} failure(s) of {base_id}"
+        else:
+            pattern = _shortcut(pid, base, kinds, shared, group)
+            kind, why = "create", f"{len(wins)} wins of {base_id} that only L2-L4 found, on {'/'.join(kinds)} kernels"
+        writes[pid] = pattern
+        done.update(a.ref for a in group)
+        actions.append(Action(kind, pid, why, sum(a.win for a in group), len(group), [a.ref for a in group],
+                              sorted({a.family for a in group if a.win})))
+    return actions, writes, done
 
 
 def _read_ledger(out_dir: Path) -> dict[str, Any]:
@@ -267,7 +383,12 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
         counted.update(a.ref for a in group)
         actions.append(Action("update", pid, f"{len(wins)} win(s), {len(group) - len(wins)} failure(s)",
                               len(wins), len(group), [a.ref for a in group], extra["families"]))
-    return actions, writes, {"counted": sorted(counted), "stats": stats}
+    promoted = set(ledger.get("promoted", []))
+    # a shortcut used in its own right was just updated above: build on that version
+    short_actions, short_writes, newly = plan_shortcuts(attempts, catalog, {**synthesized, **writes}, promoted)
+    actions += short_actions
+    writes.update(short_writes)
+    return actions, writes, {"counted": sorted(counted), "promoted": sorted(promoted | newly), "stats": stats}
 
 
 def synthesize(store: Any, out_dir: Path, *, run_ids: list[str] | None = None, curated_dirs: list[Path] | None = None,

@@ -13,9 +13,10 @@
 # Phases, each given a share of the budget (jobs past their share are abandoned and stay resumable):
 #   suite     every operator, recipes only, --policy progressive (campaign "suite")            50%
 #   policies  POLICY_OPS under profile-only and always-deep (same campaign; progressive reused) 20%
-#   synth     synthesize from the first half's rounds, then the second half again with the
-#             synthesized patterns (campaign "synth-with"); "without" is the suite campaign's
-#             second half, run with the curated catalog only                                  25%
+#   synth     synthesize from the first half's rounds (campaign "suite"), then the second half twice, side by
+#             side under the same load: with the synthesized patterns (campaign "$EXPERIMENT-with")
+#             and with the curated catalog only ("$EXPERIMENT-without"); EXPERIMENT defaults to
+#             "synth" (name a new one to repeat the experiment on a store that has run it)       25%
 # Writes under $OUT: suite.md and synth.md (sections for evals/RESULTS.md), plots/*.svg, suite.json,
 # synth-with.json, synthesize.json, patterns/ (what synthesis wrote), store.tar.gz (the rounds store, refreshed every
 # minute while jobs run: merge or re-report locally with `kopt eval report --store DIR`), log.txt. The summary is last.
@@ -27,6 +28,7 @@ GPUS=${GPUS:-all}
 WORKERS=${WORKERS:-4}
 ROUNDS=${ROUNDS:-8}
 PHASES=${PHASES:-"suite policies synth"}
+EXPERIMENT=${EXPERIMENT:-synth}
 POLICY_OPS=${POLICY_OPS:-"gelu,softmax,layernorm,row_sum,matmul_fp16,matmul_fp32,transpose2d,embedding"}
 WS=${WS:-/tmp/kopt-campaign}  # runs record task paths under it: keep it fixed across calls
 mkdir -p "$OUT" "$WS"
@@ -98,7 +100,9 @@ EOF
       KOPT_HOME=$WS/home-with kopt synthesize --runs "$RUNS" --json > "$OUT/synthesize.json" \
         || echo "   synthesize failed (see log)"
       cp -r "$WS/home-with/patterns" "$OUT/patterns" 2>/dev/null
-      KOPT_HOME=$WS/home-with phase synth 25 "$SECOND" progressive synth-with ;;
+      KOPT_HOME=$WS/home-with phase "$EXPERIMENT-with" 25 "$SECOND" progressive "$EXPERIMENT-with" & local with=$!
+      phase "$EXPERIMENT-without" 25 "$SECOND" progressive "$EXPERIMENT-without"
+      wait "$with" ;;
   esac
 }
 pids=()  # wait for these only: a bare `wait` would also wait for the log's tee, which never ends
@@ -110,29 +114,30 @@ done
 echo "== report"
 rm -f "$OUT/suite.md" "$OUT/synth.md"
 kopt eval report --campaign suite --plots "$OUT/plots" --title "Suite campaign on the H200 (recipes)" --append "$OUT/suite.md"
-kopt eval report --campaign synth-with --plots "$OUT/plots/synth" --title "Second half with synthesized patterns" \
+kopt eval report --campaign "$EXPERIMENT-with" --plots "$OUT/plots/synth" --title "Second half with synthesized patterns" \
   --append "$OUT/synth.md" 2>/dev/null
 kopt eval report --campaign suite --json > "$OUT/suite.json"
-(cd "$WS" && python3 - "$OUT" "$SECOND") <<'EOF'
+(cd "$WS" && python3 - "$OUT" "$SECOND" "$EXPERIMENT") <<'EOF'
 import json, sys
 from kopt.commands.eval_report import accounting
 from kopt.config import load_settings
 from kopt.suite_report import summarize
-out, second = sys.argv[1], set(sys.argv[2].split(","))
+out, second, experiment = sys.argv[1], set(sys.argv[2].split(",")), sys.argv[3]
 state = load_settings().state_dir
 rows = {}
-for label, campaign in (("without", "suite"), ("with", "synth-with")):
-    res = [r for r in accounting([state], campaign)["results"] if r.op in second and r.policy == "progressive"]
+for label in ("without", "with"):
+    res = [r for r in accounting([state], f"{experiment}-{label}")["results"] if r.op in second and r.policy == "progressive"]
     s = summarize(res)
     rows[label] = {k: s[k] for k in ("operators", "timed", "geomean_speedup", "median_best_round", "best_at_l1",
-                                     "improved", "median_rounds_to_90")}
+                                     "improved", "median_rounds_to_90", "median_seconds_to_best", "rounds")}
 json.dump(rows, open(f"{out}/synth-compare.json", "w"), indent=1, default=str)
-lines = ["| second half | ops (timed) | geomean | median best round | best at L1 | median rounds to 90% |",
-         "|---|---|---|---|---|---|"]
+lines = ["| second half | ops (timed) | geomean | median best round | best at L1 | median rounds to 90% | "
+         "median s to best | rounds |", "|---|---|---|---|---|---|---|---|"]
 for label, s in rows.items():
     g = f"{s['geomean_speedup']:.2f}x" if s["geomean_speedup"] else "-"
     lines.append(f"| {label} synthesized patterns | {s['operators']} ({s['timed']}) | {g} | {s['median_best_round']} | "
-                 f"{s['best_at_l1']}/{s['improved']} | {s['median_rounds_to_90']} |")
+                 f"{s['best_at_l1']}/{s['improved']} | {s['median_rounds_to_90']} | {s['median_seconds_to_best']} | "
+                 f"{s['rounds']} |")
 open(f"{out}/synth.md", "a").write("\n### With vs without synthesized patterns\n\n" + "\n".join(lines) + "\n")
 EOF
 kill "$SNAPSHOTS" 2>/dev/null; wait "$SNAPSHOTS" 2>/dev/null

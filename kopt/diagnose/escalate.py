@@ -221,7 +221,8 @@ class _Run:
         from kopt.diagnose.l1 import triage
 
         t = time.perf_counter()
-        findings = triage(self.path, index=self.index, patterns=self.catalog)
+        untried = [p for p in self.catalog if p.id not in self.failed]  # L1's confidence rests on a fix still to try
+        findings = triage(self.path, index=self.index, patterns=untried)
         self.record("L1", "used", "source and launch-config signals matched against the pattern catalog", findings, t)
 
     def l2(self) -> None:

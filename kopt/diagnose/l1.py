@@ -51,7 +51,8 @@ SIGNAL_CONDITIONS: dict[str, str] = {
 }
 assert set(SIGNAL_FINDING) == set(SOURCE_SIGNALS) == set(SIGNAL_CONFIDENCE)
 
-# Kernel kinds (from the ops a kernel uses) -> the catalog's applies_to words they match.
+# Kernel kinds (from the ops a kernel uses) -> the catalog's applies_to words they match (a kind's own name too:
+# synthesized L1 shortcuts apply to the kinds of kernel they were validated on).
 KIND_WORDS: dict[str, set[str]] = {
     "dot": {"matmul", "batched_matmul", "attention", "linear", "conv", "small_matmul", "grouped_gemm",
             "split_k_matmul", "matmul_epilogue", "reduction_over_k", "fused_kernels"},
@@ -70,6 +71,7 @@ TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
 SMALL_1D, SMALL_DOT_MN, SMALL_DOT_K = 128, 64, 16
 FEW_PROGRAMS = 108  # fewer programs than the SMs of any datacenter GPU Triton targets (A100: 108, H100/H200: 132)
 BIG_TILE_1D, BIG_TILE_DOT = 4096, 128 * 256
+PROVEN_CONFIDENCE = 0.7  # a proven pattern (won >= 2 and half its tries) on this kind of kernel: grounded at L1
 
 
 @dataclass
@@ -670,7 +672,7 @@ def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], d
 # ---------------------------------------------------------------- matching against the catalog
 
 def _fits(pattern: Pattern, kinds: set[str]) -> bool:
-    words = set().union(*(KIND_WORDS[k] for k in kinds))
+    words = set(kinds).union(*(KIND_WORDS[k] for k in kinds))
     return "any" in pattern.applies_to or bool(words & set(pattern.applies_to))
 
 
@@ -711,16 +713,23 @@ def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], pa
         evidence = [Evidence("L1", "source", sig.detail, {"signal": sig.name, "kernel": kernel, **sig.data},
                              f"{path}:{sig.lines[0]}") for sig in group]
         conditions = [SIGNAL_CONDITIONS[n] for n in sorted(own) if n in SIGNAL_CONDITIONS]
+        confidence = base * (0.6 + 0.4 * best)
         if ranked:
             top = ranked[0][2]
             evidence.append(Evidence("L1", "pattern", f"matches pattern {top.id} ({top.title}), strength {best:.2f}",
                                      {"pattern": top.id, "strength": round(best, 2), "win_rate": round(top.win_rate, 2)},
                                      f"corpora/patterns/{top.id}.yaml"))
             conditions += [c for c in top.preconditions if c not in conditions]
+            if top.proven and _fits(top, kinds):  # validated rounds vouch for acting without a profile
+                confidence = max(confidence, PROVEN_CONFIDENCE)
+                evidence.append(Evidence("L1", "pattern", f"{top.id} won {top.stats['wins']} of {top.stats['tries']} "
+                                         f"validated tries on {'/'.join(sorted(kinds))} kernels",
+                                         {"pattern": top.id, "wins": top.stats["wins"], "tries": top.stats["tries"]},
+                                         str(top.path or f"corpora/patterns/{top.id}.yaml")))
         findings.append(Finding(
             id=finding_id, level="L1",
             message=f"{kernel}: " + "; ".join(dict.fromkeys(s.detail for s in group)),
-            confidence=round(base * (0.6 + 0.4 * best), 2), evidence=evidence,
+            confidence=round(confidence, 2), evidence=evidence,
             kernel_lines=sorted({ln for s in group for ln in s.lines}), conditions=conditions,
             patterns=[p.id for _, _, p in ranked[:5]],
         ))
