@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 from kopt.diagnose.escalate import SYMPTOMS
 from kopt.diagnose.findings import Finding
+from kopt.diagnose.l1 import fits, l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern
 from kopt.rounds.store import Round, RoundsStore, Run, best_round
@@ -37,11 +38,15 @@ POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"
 POLICIES = tuple(POLICY_LEVEL)
 
 
-def pattern_order(finding: Finding, catalog: dict[str, Pattern]) -> list[str]:
+def pattern_order(finding: Finding, catalog: dict[str, Pattern], kinds: Iterable[str] | None = None) -> list[str]:
     """Patterns to try for a finding: the diagnosis' own ranking first, then every other catalog pattern for that
-    finding id by recorded win rate (synthesis updates it; L2/L3 symptoms carry no ranking of their own)."""
-    rest = sorted((p for p in catalog.values() if finding.id in p.finding_ids and p.id not in finding.patterns),
-                  key=lambda p: (-p.win_rate, p.id))
+    finding id by recorded win rate (synthesis updates it; L2/L3 symptoms carry no ranking of their own). A
+    synthesized pattern joins only for the kinds of kernel (`kinds`, L1's view) it was validated on."""
+    def joins(p: Pattern) -> bool:
+        return kinds is None or p.provenance["kind"] == "curated" or fits(p, set(kinds))
+
+    rest = sorted((p for p in catalog.values() if finding.id in p.finding_ids and p.id not in finding.patterns
+                   and joins(p)), key=lambda p: (-p.win_rate, p.id))
     return list(dict.fromkeys(finding.patterns + [p.id for p in rest]))
 
 
@@ -216,7 +221,7 @@ class Optimizer:
         reached = next((lv["level"] for lv in reversed(levels) if lv["status"] == "used"), None)
         skipped: list[str] = []
         self.emit("phase", {"n": n, "phase": "proposing"})
-        for hyp in self.hypotheses(diag.findings, tried, failed):
+        for hyp in self.hypotheses(diag.findings, tried, failed, l1_view(current.read_text())[0]):
             candidate = self.propose(hyp, current.read_text(), rounds, diag.findings, skipped)
             if candidate is None:
                 continue
@@ -266,9 +271,10 @@ class Optimizer:
         except Exception:  # no index is a normal offline state; L1/L3 still work
             return None
 
-    def hypotheses(self, findings: list[Finding], tried: set[str], done: set[str] = frozenset()) -> list[Hypothesis]:
+    def hypotheses(self, findings: list[Finding], tried: set[str], done: set[str] = frozenset(),
+                   kinds: Iterable[str] | None = None) -> list[Hypothesis]:
         """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM.
-        `done`: patterns whose fix was already tried under any finding."""
+        `done`: patterns whose fix was already tried under any finding; `kinds`: the current kernel's (L1's view)."""
         from kopt.rewrite.recipes import RECIPES
 
         mode = self.run_row.options["proposer"]
@@ -276,7 +282,7 @@ class Optimizer:
         for f in findings:
             if f.id in SYMPTOMS and not f.patterns:
                 continue
-            for pid in pattern_order(f, self.catalog):
+            for pid in pattern_order(f, self.catalog, kinds):
                 pattern = self.catalog.get(pid)
                 if pattern and pattern.recipe_name in RECIPES and pid not in done:
                     recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))

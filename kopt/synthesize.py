@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from kopt.diagnose.findings import FINDING_IDS
+from kopt.diagnose.l1 import SIGNAL_FINDING, l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
 
@@ -134,17 +135,6 @@ def _family_of(source: str) -> str:
     return match.group(1) if match else "any"
 
 
-def _l1_view(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(kernel kinds, L1 signal names) of a source, as L1 sees it."""
-    from kopt.diagnose.l1 import detect_signals
-
-    try:
-        signals, kinds = detect_signals(source)
-    except SyntaxError:
-        return (), ()
-    return tuple(sorted(set().union(*kinds.values()))), tuple(sorted({sig.name for sig in signals}))
-
-
 def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attempt]:
     """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None)."""
     runs = [store.run(r) for r in run_ids] if run_ids else store.runs()
@@ -154,7 +144,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
         family = (run.options or {}).get("family") or _family_of(task_source)
         op = (run.options or {}).get("op") or Path(run.task_path).stem
         parent = task_source
-        view = _l1_view(parent)
+        view = l1_view(parent)
         for rnd in store.rounds(run.run_id):
             if rnd.outcome not in FAILURES and rnd.outcome != "improved":
                 continue
@@ -172,7 +162,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
                                     rnd.level_reached, *view))
             if win and rnd.candidate:
                 parent = store.get(rnd.candidate)
-                view = _l1_view(parent)
+                view = l1_view(parent)
     return attempts
 
 
@@ -232,8 +222,6 @@ def _shortcut_id(base_id: str, kinds: tuple[str, ...]) -> str:
 
 def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str], group: list[Attempt]) -> Pattern:
     """The L1 shortcut to `base` for kernels of these kinds showing these signals, from the deep rounds in `group`."""
-    from kopt.diagnose.l1 import SIGNAL_FINDING
-
     wins = [a for a in group if a.win]
     speedups = [round(a.speedup, 3) for a in wins if a.speedup]
     ops, levels = sorted({a.op for a in wins}), sorted({a.level or "?" for a in wins})

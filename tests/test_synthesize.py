@@ -43,8 +43,37 @@ CURATED = {
 }
 
 
-def _run(store: RoundsStore, op: str, family: str, rounds: list[dict]) -> str:
-    run = store.create_run(Path(f"/suite/{op}.py"), TASK.format(family=family), {"op": op}, [1.0] * 5,
+# a row reduction: L1 sees a `reduce` kernel whose only signal is no_autotune (num_warps is set, the grid scales)
+ROW_SUM = '''"""row sum. Family: {family}."""
+import triton
+import triton.language as tl
+
+FAMILY = "{family}"
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n)
+    tl.store(y_ptr + row, tl.sum(x, axis=0))
+
+
+def entry(x, y):
+    k[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024, num_warps=4)
+'''
+# the pattern deeper levels find for it: L2/L3 findings only, so L1 cannot reach it
+TAIL = {
+    "id": "fill_last_wave", "title": "Size tiles so the grid fills the last wave", "family": "launch_config",
+    "applies_to": ["reduction", "matmul"], "symptoms": {"findings": ["tail_effect"]},
+    "recipe": {"name": "launch_config_search", "params": {"objective": "waves_close_to_integer"}},
+    "rationale": {"why": "a partial last wave idles most SMs"}, "expected_effect": "1.2x",
+    "provenance": {"kind": "curated"},
+}
+
+
+def _run(store: RoundsStore, op: str, family: str, rounds: list[dict], task: str = TASK) -> str:
+    run = store.create_run(Path(f"/suite/{op}.py"), task.format(family=family), {"op": op}, [1.0] * 5,
                            {"available": True}, {"ok": True})
     for n, spec in enumerate(rounds, 1):
         source = spec.pop("source", None)
@@ -206,3 +235,102 @@ def test_synthesized_pattern_is_upserted_into_the_patterns_collection(store, cur
         assert len(mine) == 1 and "relu" in mine[0].text
     finally:
         index.close()
+
+
+def _tail(outcome: str, speedup: float | None = None) -> dict:
+    return {"finding": "tail_effect", "proposer": "recipe:launch_config_search", "pattern": "fill_last_wave",
+            "outcome": outcome, "speedup": speedup, "level": "L3"}
+
+
+def test_wins_only_deeper_levels_found_become_an_l1_shortcut_that_l1_acts_on(store, curated_dir, tmp_path):
+    """Two L3 wins of a curated pattern on reduce kernels, one failure: a synthesized pattern L1 can match from the
+    source alone, with the same recipe, and proven enough (2 of 3) that L1 stops there without profiling."""
+    from kopt.diagnose.escalate import GROUNDED
+    from kopt.diagnose.l1 import triage
+
+    (curated_dir / "fill_last_wave.yaml").write_text(yaml.safe_dump(TAIL, sort_keys=False))
+    a = _run(store, "row_sum", "reduction", [_tail("improved", 1.1)], ROW_SUM)
+    b = _run(store, "row_max", "reduction", [_tail("improved", 1.2)], ROW_SUM)
+    c = _run(store, "softmax", "softmax", [_tail("slower")], ROW_SUM)
+    _run(store, "gelu", "elementwise", [_tail("improved", 1.3)])  # another kind of kernel: not in the group
+    out = tmp_path / "user"
+    actions = synthesize(store, out, curated_dirs=[curated_dir])
+    (create,) = [x for x in actions if x.kind == "create"]
+    assert create.pattern_id == "fill_last_wave_at_l1_reduce" and create.wins == 2 and create.tries == 3
+    shortcut = {p.id: p for p in load_patterns([out])}["fill_last_wave_at_l1_reduce"]
+    assert shortcut.symptoms["source"] == ["no_autotune"] and shortcut.finding_ids == ["untuned_config"]
+    assert shortcut.recipe["name"] == "launch_config_search" and shortcut.recipe["params"] == TAIL["recipe"]["params"]
+    assert shortcut.applies_to == ["reduce"] and shortcut.proven
+    assert shortcut.provenance["rounds"] == [f"{a}:1", f"{b}:1"] and f"{c}:1" not in shortcut.provenance["rounds"]
+    update = next(x for x in actions if x.pattern_id == "fill_last_wave")
+    assert update.kind == "update" and update.tries == 4  # the curated pattern's own record counts every try
+
+    catalog = load_patterns([curated_dir, out])
+    task = tmp_path / "row_mean.py"
+    task.write_text(ROW_SUM.format(family="reduction"))
+    (finding,) = [f for f in triage(task, patterns=catalog) if f.id == "untuned_config"]
+    assert finding.patterns[0] == "fill_last_wave_at_l1_reduce" and finding.confidence >= GROUNDED
+    before = [f for f in triage(task, patterns=load_patterns([curated_dir])) if f.id == "untuned_config"]
+    assert all(f.confidence < GROUNDED for f in before)  # without synthesis L1 is not sure enough to stop
+    other = tmp_path / "gelu.py"
+    other.write_text(TASK.format(family="elementwise"))
+    assert all("fill_last_wave_at_l1_reduce" not in f.patterns for f in triage(other, patterns=catalog))
+
+    # counted once: a second synthesis adds nothing; a new deep failure on a matching kernel lowers its record
+    assert [x for x in synthesize(store, out, curated_dirs=[curated_dir]) if x.kind != "skip"] == []
+    _run(store, "rmsnorm", "norm", [_tail("timeout"), _tail("slower")], ROW_SUM)
+    synthesize(store, out, curated_dirs=[curated_dir])
+    again = {p.id: p for p in load_patterns([out])}["fill_last_wave_at_l1_reduce"]
+    assert (again.stats["wins"], again.stats["tries"]) == (2, 5) and not again.proven
+
+
+def test_a_shortcut_asks_for_more_signals_when_the_general_rule_is_not_proven(store, curated_dir, tmp_path):
+    """Wins on kernels with default num_warps, failures on kernels without: `no_autotune` alone won 2 of 5, so the
+    shortcut also asks for `default_num_warps` (2 of 2)."""
+    (curated_dir / "fill_last_wave.yaml").write_text(yaml.safe_dump(TAIL, sort_keys=False))
+    defaults = ROW_SUM.replace("BLOCK=1024, num_warps=4)", "BLOCK=8192)")  # a big tile on the default 4 warps
+    for op in ("col_sum", "col_max"):
+        _run(store, op, "reduction", [_tail("improved", 1.7)], defaults)
+    for op in ("softmax", "layernorm", "rmsnorm"):
+        _run(store, op, "norm", [_tail("slower")], ROW_SUM)
+    out = tmp_path / "user"
+    (create,) = [x for x in synthesize(store, out, curated_dirs=[curated_dir]) if x.kind == "create"]
+    shortcut = {p.id: p for p in load_patterns([out])}[create.pattern_id]
+    assert shortcut.symptoms["source"] == ["default_num_warps", "no_autotune"]
+    assert (shortcut.stats["wins"], shortcut.stats["tries"]) == (2, 2)
+
+
+def test_the_loop_tries_a_fix_once_and_keeps_shortcuts_to_their_kind_of_kernel(tmp_path):
+    """A shortcut and its curated pattern share a recipe: trying either counts for both. The loop adds catalog
+    patterns for a finding by win rate, but a synthesized one only for the kinds of kernel it was validated on."""
+    from kopt.diagnose.findings import Finding
+    from kopt.optimize import pattern_order
+    from kopt.patterns import pattern_from_dict
+    from kopt.rounds.store import RoundsStore as Store
+
+    curated = pattern_from_dict(TAIL)
+    shortcut = pattern_from_dict({**TAIL, "id": "fill_last_wave_at_l1_reduce", "applies_to": ["reduce"],
+                                  "symptoms": {"findings": ["untuned_config"], "source": ["no_autotune"]},
+                                  "provenance": {"kind": "synthesized", "rounds": ["r:1", "s:1"]},
+                                  "stats": {"tries": 2, "wins": 2, "speedups": [1.1, 1.2]}})
+    tune = pattern_from_dict({**TAIL, "id": "autotune_it", "symptoms": {"findings": ["untuned_config"]},
+                              "recipe": {"name": "autotune"}})
+    catalog = {p.id: p for p in (curated, shortcut, tune)}
+    untuned = Finding("untuned_config", "L3", "no autotune")
+    assert pattern_order(untuned, catalog, ("reduce",))[0] == "fill_last_wave_at_l1_reduce"
+    assert pattern_order(untuned, catalog, ("elementwise",)) == ["autotune_it"]
+
+    from kopt.optimize import Optimizer
+
+    store = Store(tmp_path / ".kopt")
+    try:
+        task = tmp_path / "row_sum.py"
+        task.write_text(ROW_SUM.format(family="reduction"))
+        run = store.create_run(task, task.read_text(), {"rounds": 1}, [1.0], {"available": False, "reason": "cpu"},
+                               {"ok": True})
+        opt = Optimizer(task, None, store, run)
+        opt.catalog = catalog
+        assert opt.same_fix({"fill_last_wave_at_l1_reduce"}) == {"fill_last_wave_at_l1_reduce", "fill_last_wave"}
+        assert opt.same_fix({"autotune_it"}) == {"autotune_it"}
+    finally:
+        store.close()

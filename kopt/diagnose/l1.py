@@ -669,9 +669,19 @@ def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], d
     return signals, kinds
 
 
+def l1_view(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kernel kinds, signal names) of a source as L1 sees it, over all its kernels; empty if it does not parse."""
+    try:
+        signals, kinds = detect_signals(source)
+    except SyntaxError:
+        return (), ()
+    return tuple(sorted(set().union(*kinds.values()))), tuple(sorted({sig.name for sig in signals}))
+
+
 # ---------------------------------------------------------------- matching against the catalog
 
-def _fits(pattern: Pattern, kinds: set[str]) -> bool:
+def fits(pattern: Pattern, kinds: set[str]) -> bool:
+    """Whether a pattern speaks about a kernel of these kinds (its applies_to words, or `any`)."""
     words = set(kinds).union(*(KIND_WORDS[k] for k in kinds))
     return "any" in pattern.applies_to or bool(words & set(pattern.applies_to))
 
@@ -690,7 +700,7 @@ def _rank(patterns: list[Pattern], finding_id: str, own: set[str], present: set[
         if not (own & sources or finding_id in p.finding_ids):
             continue
         coverage = len(sources & present) / len(sources) if sources else 0.0
-        strength = (1.0 if _fits(p, kinds) else 0.25) * (
+        strength = (1.0 if fits(p, kinds) else 0.25) * (
             0.5 * bool(own & sources) + 0.3 * coverage + 0.2 * (finding_id in p.finding_ids))
         if strength >= 0.3:
             ranked.append((strength * (0.5 + p.win_rate) * (1.1 if p.recipe_name else 1.0), strength, p))
@@ -720,7 +730,7 @@ def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], pa
                                      {"pattern": top.id, "strength": round(best, 2), "win_rate": round(top.win_rate, 2)},
                                      f"corpora/patterns/{top.id}.yaml"))
             conditions += [c for c in top.preconditions if c not in conditions]
-            if top.proven and _fits(top, kinds):  # validated rounds vouch for acting without a profile
+            if top.proven and fits(top, kinds):  # validated rounds vouch for acting without a profile
                 confidence = max(confidence, PROVEN_CONFIDENCE)
                 evidence.append(Evidence("L1", "pattern", f"{top.id} won {top.stats['wins']} of {top.stats['tries']} "
                                          f"validated tries on {'/'.join(sorted(kinds))} kernels",
@@ -747,7 +757,7 @@ def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], 
         return  # no pattern corpus ingested: L1 stands on the catalog alone
     for rank, hit in enumerate(hits):
         pattern = patterns.get(hit.meta.get("symbol"))
-        if pattern is None or not pattern.finding_ids or not _fits(pattern, kinds):
+        if pattern is None or not pattern.finding_ids or not fits(pattern, kinds):
             continue
         mine = [f for f in findings if f.id in pattern.finding_ids]
         if mine:
