@@ -22,7 +22,8 @@ from kopt.errors import KoptError
 def synthesize_cmd(runs: str | None, store_dir: Path | None, out_dir: Path | None, dry_run: bool, no_index: bool,
                    as_json: bool) -> None:
     """Group validated wins by finding, kind of change and operator family; update covered patterns' stats,
-    create patterns from >= 2 uncovered wins, and upsert them into the `patterns` collection."""
+    create patterns from >= 2 uncovered wins and L1 shortcuts from >= 2 wins only profiling or IR had found,
+    and upsert them into the `patterns` collection."""
     from kopt.config import kopt_home, load_settings
     from kopt.rounds.store import RoundsStore
     from kopt.synthesize import synthesize, upsert_index
