@@ -708,6 +708,12 @@ def _rank(patterns: list[Pattern], finding_id: str, own: set[str], present: set[
     return ranked
 
 
+def _where(pattern: Pattern) -> str:
+    """Where a pattern's file is: the shipped catalog's, or the synthesized one under KOPT_HOME."""
+    synthesized = pattern.provenance["kind"] == "synthesized" and pattern.path
+    return str(pattern.path) if synthesized else f"corpora/patterns/{pattern.id}.yaml"
+
+
 def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], patterns: list[Pattern],
                          path: str) -> list[Finding]:
     present = {s.name for s in signals}
@@ -728,14 +734,14 @@ def _findings_for_kernel(kernel: str, signals: list[Signal], kinds: set[str], pa
             top = ranked[0][2]
             evidence.append(Evidence("L1", "pattern", f"matches pattern {top.id} ({top.title}), strength {best:.2f}",
                                      {"pattern": top.id, "strength": round(best, 2), "win_rate": round(top.win_rate, 2)},
-                                     f"corpora/patterns/{top.id}.yaml"))
+                                     _where(top)))
             conditions += [c for c in top.preconditions if c not in conditions]
             if top.proven and fits(top, kinds):  # validated rounds vouch for acting without a profile
                 confidence = max(confidence, PROVEN_CONFIDENCE)
                 evidence.append(Evidence("L1", "pattern", f"{top.id} won {top.stats['wins']} of {top.stats['tries']} "
                                          f"validated tries on {'/'.join(sorted(kinds))} kernels",
                                          {"pattern": top.id, "wins": top.stats["wins"], "tries": top.stats["tries"]},
-                                         str(top.path or f"corpora/patterns/{top.id}.yaml")))
+                                         _where(top)))
         findings.append(Finding(
             id=finding_id, level="L1",
             message=f"{kernel}: " + "; ".join(dict.fromkeys(s.detail for s in group)),
@@ -770,7 +776,7 @@ def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], 
             confidence=round(0.3 - 0.04 * rank, 2),
             evidence=[Evidence("L1", "pattern", f"retrieved for the kernel's description (rank {rank + 1})",
                                {"pattern": pattern.id, "score": float(getattr(hit, "score", 0.0)), "query": query},
-                               f"corpora/patterns/{pattern.id}.yaml")],
+                               _where(pattern))],
             kernel_lines=[line] if line else [], conditions=list(pattern.preconditions), patterns=[pattern.id]))
 
 
