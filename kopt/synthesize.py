@@ -222,8 +222,8 @@ def _shortcut_id(base_id: str, kinds: tuple[str, ...]) -> str:
 
 def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str], group: list[Attempt]) -> Pattern:
     """The L1 shortcut to `base` for kernels of these kinds showing these signals, from the deep rounds in `group`."""
-    wins = [a for a in group if a.win]
-    speedups = [round(a.speedup, 3) for a in wins if a.speedup]
+    wins, record = [a for a in group if a.win], _tally(group)
+    speedups = record["speedups"]
     ops, levels = sorted({a.op for a in wins}), sorted({a.level or "?" for a in wins})
     deep = sorted({a.finding for a in wins})
     what = f"{'/'.join(kinds)} kernels showing {', '.join(sorted(shared))}"
@@ -245,7 +245,7 @@ def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str],
                       "notes": list(base.rationale.get("notes", []))},
         "expected_effect": effect,
         "provenance": {"kind": "synthesized", "rounds": [a.ref for a in wins]},
-        "stats": {"tries": len(group), "wins": len(wins), "speedups": speedups, "families": sorted({a.family for a in wins})},
+        "stats": record,
     })
 
 
@@ -291,13 +291,8 @@ def plan_shortcuts(attempts: list[Attempt], catalog: dict[str, Pattern], synthes
         if not group:
             continue
         if known is not None:
-            extra = {"tries": len(group), "wins": len([a for a in group if a.win]),
-                     "speedups": [round(a.speedup, 3) for a in group if a.win and a.speedup],
-                     "families": sorted({a.family for a in group if a.win})}
-            pattern = _with_stats(known, extra)
-            pattern.provenance["rounds"] = list(dict.fromkeys(pattern.provenance["rounds"] +
-                                                              [a.ref for a in group if a.win]))
-            kind, why = "update", f"{extra['wins']} deep win(s), {extra['tries'] - extra['wins']} failure(s) of {base_id}"
+            pattern, won = _recorded(known, group), sum(a.win for a in group)
+            kind, why = "update", f"{won} deep win(s), {len(group) - won} failure(s) of {base_id}"
         else:
             pattern = _shortcut(pid, base, kinds, shared, group)
             kind, why = "create", f"{len(wins)} wins of {base_id} that only L2-L4 found, on {'/'.join(kinds)} kernels"
@@ -318,13 +313,28 @@ def _read_ledger(out_dir: Path) -> dict[str, Any]:
         raise KoptError(f"{path}: unreadable synthesis ledger ({exc}); move it aside to recount every round") from exc
 
 
+def _tally(group: list[Attempt]) -> dict[str, Any]:
+    """The stats record of a group of attempts: tries, wins, the wins' speedups and families."""
+    wins = [a for a in group if a.win]
+    return {"tries": len(group), "wins": len(wins), "speedups": [round(a.speedup, 3) for a in wins if a.speedup],
+            "families": sorted({a.family for a in wins})}
+
+
+def _plus(stats: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    return {"tries": stats.get("tries", 0) + extra["tries"], "wins": stats.get("wins", 0) + extra["wins"],
+            "speedups": list(stats.get("speedups", [])) + extra["speedups"],
+            "families": sorted(set(stats.get("families", [])) | set(extra["families"]))}
+
+
 def _with_stats(pattern: Pattern, extra: dict[str, Any]) -> Pattern:
-    base = pattern.stats
-    merged = pattern_from_dict({**pattern.to_dict(), "stats": {
-        "tries": base.get("tries", 0) + extra["tries"], "wins": base.get("wins", 0) + extra["wins"],
-        "speedups": list(base.get("speedups", [])) + extra["speedups"],
-        "families": sorted(set(base.get("families", [])) | set(extra["families"]))}})
-    return merged
+    return pattern_from_dict({**pattern.to_dict(), "stats": _plus(pattern.stats, extra)})
+
+
+def _recorded(pattern: Pattern, group: list[Attempt]) -> Pattern:
+    """A synthesized pattern with a group's record added: its stats, and its wins' rounds in the provenance."""
+    updated = _with_stats(pattern, _tally(group))
+    updated.provenance["rounds"] = list(dict.fromkeys(updated.provenance["rounds"] + [a.ref for a in group if a.win]))
+    return updated
 
 
 def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict[str, Pattern],
@@ -354,19 +364,12 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
         actions.append(Action("create", pid, f"{len(wins)} uncovered wins with {group[0].finding} + {group[0].change}",
                               len(wins), len(group), [a.ref for a in group], pattern.applies_to))
     for pid, group in sorted(by_pattern.items()):
-        wins = [a for a in group if a.win]
-        extra = {"tries": len(group), "wins": len(wins), "speedups": [round(a.speedup, 3) for a in wins if a.speedup],
-                 "families": sorted({a.family for a in wins})}
-        pattern = catalog[pid]
+        wins, extra = [a for a in group if a.win], _tally(group)
         if pid in synthesized:  # synthesized files carry their own stats and provenance
-            pattern = _with_stats(pattern, extra)
-            pattern.provenance["rounds"] = list(dict.fromkeys(pattern.provenance["rounds"] + [a.ref for a in wins]))
+            pattern = _recorded(catalog[pid], group)
         else:  # curated: the overlay holds curated text + every stats contribution so far
-            total = stats.setdefault(pid, {"tries": 0, "wins": 0, "speedups": [], "families": []})
-            total.update(tries=total["tries"] + extra["tries"], wins=total["wins"] + extra["wins"],
-                         speedups=total["speedups"] + extra["speedups"],
-                         families=sorted(set(total["families"]) | set(extra["families"])))
-            pattern = _with_stats(pattern, total)
+            stats[pid] = _plus(stats.get(pid, {}), extra)
+            pattern = _with_stats(catalog[pid], stats[pid])
         writes[pid] = pattern
         counted.update(a.ref for a in group)
         actions.append(Action("update", pid, f"{len(wins)} win(s), {len(group) - len(wins)} failure(s)",
