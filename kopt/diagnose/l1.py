@@ -51,8 +51,7 @@ SIGNAL_CONDITIONS: dict[str, str] = {
 }
 assert set(SIGNAL_FINDING) == set(SOURCE_SIGNALS) == set(SIGNAL_CONFIDENCE)
 
-# Kernel kinds (from the ops a kernel uses) -> the catalog's applies_to words they match (a kind's own name too:
-# synthesized L1 shortcuts apply to the kinds of kernel they were validated on).
+# Kernel kinds (from the ops a kernel uses) -> the catalog's applies_to words they match.
 KIND_WORDS: dict[str, set[str]] = {
     "dot": {"matmul", "batched_matmul", "attention", "linear", "conv", "small_matmul", "grouped_gemm",
             "split_k_matmul", "matmul_epilogue", "reduction_over_k", "fused_kernels"},
@@ -681,7 +680,8 @@ def l1_view(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 # ---------------------------------------------------------------- matching against the catalog
 
 def fits(pattern: Pattern, kinds: set[str]) -> bool:
-    """Whether a pattern speaks about a kernel of these kinds (its applies_to words, or `any`)."""
+    """Whether a pattern speaks about a kernel of these kinds: an applies_to word of theirs, a kind's own name (what
+    synthesized L1 shortcuts name: the kinds they were validated on), or `any`."""
     words = set(kinds).union(*(KIND_WORDS[k] for k in kinds))
     return "any" in pattern.applies_to or bool(words & set(pattern.applies_to))
 
