@@ -13,7 +13,8 @@ chunks of the same file are not counted twice, so nDCG stays within [0, 1]).
 
 Questions fall into two fixed halves by a hash of their id (split_of): `dev`, which tuning may look
 at question by question, and `test`, which is only ever reported in aggregate, so a figure on `test`
-is not inflated by choices made while looking at its misses.
+is not inflated by choices made while looking at its misses. A gold file may instead declare
+`split: dev` at its top: questions written later, only to tune on, never move the test half.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Question:
     category: str
     uses_identifiers: bool
     gold: tuple[Gold, ...]
+    split: str
 
 
 def split_of(question_id: str) -> str:
@@ -63,7 +65,7 @@ def in_split(questions: Sequence[Question], split: str) -> list[Question]:
     """The questions of one half ('dev' or 'test'), or all of them ('all')."""
     if split not in (*SPLITS, "all"):
         raise KoptError(f"unknown split {split!r}; use dev, test or all")
-    return [q for q in questions if split == "all" or split_of(q.id) == split]
+    return [q for q in questions if split == "all" or q.split == split]
 
 
 def load_gold(path: Path) -> tuple[dict[str, Any], list[Question]]:
@@ -78,10 +80,13 @@ def load_gold(path: Path) -> tuple[dict[str, Any], list[Question]]:
         raise KoptError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("questions"), list):
         raise KoptError(f"{path}: expected a mapping with a 'questions' list")
+    whole_split = doc.get("split")
+    if whole_split not in (None, *SPLITS):
+        raise KoptError(f"{path}: field 'split' is {whole_split!r}; expected one of {', '.join(SPLITS)} (or none)")
     questions, seen = [], set()
     for n, entry in enumerate(doc["questions"]):
         where = f"{path}: question {entry.get('id', f'#{n + 1}') if isinstance(entry, dict) else f'#{n + 1}'}"
-        question = _parse_question(entry, where)
+        question = _parse_question(entry, where, whole_split)
         if question.id in seen:
             raise KoptError(f"{where}: duplicate id")
         seen.add(question.id)
@@ -89,7 +94,7 @@ def load_gold(path: Path) -> tuple[dict[str, Any], list[Question]]:
     return doc.get("pins") or {}, questions
 
 
-def _parse_question(entry: object, where: str) -> Question:
+def _parse_question(entry: object, where: str, whole_split: str | None) -> Question:
     if not isinstance(entry, dict):
         raise KoptError(f"{where}: expected a mapping")
     for key, kind in (("id", str), ("question", str), ("category", str), ("uses_identifiers", bool), ("gold", list)):
@@ -108,7 +113,8 @@ def _parse_question(entry: object, where: str) -> Question:
                 and 1 <= lines[0] <= lines[1]):
             raise KoptError(f"{where}: gold {g['path']}: field 'lines' must be [start, end] with 1 <= start <= end")
         golds.append(Gold(g["corpus"], g["path"], g["symbol"], (lines[0], lines[1])))
-    return Question(entry["id"], entry["question"], entry["category"], entry["uses_identifiers"], tuple(golds))
+    return Question(entry["id"], entry["question"], entry["category"], entry["uses_identifiers"], tuple(golds),
+                    whole_split or split_of(entry["id"]))
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -176,7 +182,7 @@ def evaluate(questions: Sequence[Question], search: Search, modes: Sequence[str]
             seconds += time.perf_counter() - started
             metas = [dict(h.meta) for h in hits]
             per_question.append({
-                "id": q.id, "split": split_of(q.id), "question": q.question, "category": q.category,
+                "id": q.id, "split": q.split, "question": q.question, "category": q.category,
                 "uses_identifiers": q.uses_identifiers,
                 "file_rank": first_rank(q, metas, "file"), "symbol_rank": first_rank(q, metas, "symbol"),
                 "top": [_cite(h) for h in hits[:3]],

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kopt.errors import KoptError
-from kopt.retrieval_eval import Gold, Question, evaluate, first_rank, hit_answers, load_gold
+from kopt.retrieval_eval import Gold, Question, evaluate, first_rank, hit_answers, load_gold, split_of
 
 REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "evals" / "retrieval" / "gold.yaml"
@@ -35,7 +35,8 @@ def _hit(path, start=1, end=5, symbol="", corpus="triton"):
 
 
 def _q(qid, *golds):
-    return Question(qid, qid, "mechanism", False, tuple(Gold("triton", p, s, tuple(lines)) for p, s, lines in golds))
+    return Question(qid, qid, "mechanism", False, tuple(Gold("triton", p, s, tuple(lines)) for p, s, lines in golds),
+                    split_of(qid))
 
 
 # --- metrics, computed by hand -------------------------------------------------------------------
@@ -195,7 +196,7 @@ def test_cli_end_to_end_on_real_index(tmp_path):
 
 def test_split_is_a_fixed_partition_of_the_gold_set():
     """Every question is in exactly one half, the halves are both sizeable, and the rule does not drift."""
-    from kopt.retrieval_eval import in_split, split_of
+    from kopt.retrieval_eval import in_split
 
     dev, test = in_split(QUESTIONS, "dev"), in_split(QUESTIONS, "test")
     assert {q.id for q in dev}.isdisjoint(q.id for q in test) and len(dev) + len(test) == len(QUESTIONS)
@@ -206,9 +207,24 @@ def test_split_is_a_fixed_partition_of_the_gold_set():
         in_split(QUESTIONS, "train")
 
 
-def test_report_scores_each_split():
-    from kopt.retrieval_eval import split_of
+def test_a_tuning_file_puts_every_question_in_dev(tmp_path):
+    """Questions written later to tune on never enter the test half, whatever their ids hash to."""
+    from kopt.retrieval_eval import in_split
 
+    doc = yaml.safe_load(GOLD.read_text())
+    doc["split"] = "dev"
+    tune = tmp_path / "tune.yaml"
+    tune.write_text(yaml.safe_dump(doc))
+    _, questions = load_gold(tune)
+    assert any(split_of(q.id) == "test" for q in questions)
+    assert in_split(questions, "dev") == questions and in_split(questions, "test") == []
+    doc["split"] = "train"
+    tune.write_text(yaml.safe_dump(doc))
+    with pytest.raises(KoptError, match="field 'split'"):
+        load_gold(tune)
+
+
+def test_report_scores_each_split():
     a, b = next(q for q in QUESTIONS if split_of(q.id) == "dev"), next(q for q in QUESTIONS if split_of(q.id) == "test")
     gold_a = a.gold[0]
     answers = {a.question: [_hit(gold_a.path, *gold_a.lines, corpus=gold_a.corpus)], b.question: [_hit("lib/none.cpp")]}
