@@ -10,9 +10,7 @@ to ("hopper" -> sm_90, "wgmma" -> MMAv3), at half a typed word's weight. Candida
 corpora are normalised together, so no corpus's best hit gets a free top score. Pass notes
 match questions better than the code they explain, so a note in the top k lends part of its score
 to the source its front matter anchors; a question asking for a remedy favours patterns, one asking how
-something is lowered disfavours the front end and favours the conversions to LLVM, one asking how to set or turn
-off something favours where users configure Triton, and one that pastes a compiler message favours its emitter.
-A file whose several chunks match gains a little over a file that matches once.
+something is lowered disfavours the front end, and one that pastes a compiler message favours its emitter.
 """
 
 from __future__ import annotations
@@ -48,20 +46,6 @@ _LOWERING_QUERY = re.compile(r"\b(?:lower(?:ed|s|ing)?|implement(?:ed|s)?|turned
                              r"|fold(?:ed|s|ing)?|simplif\w*|fus(?:e|ed|es|ing|ion)|hoist\w*)\b", re.I)
 _FRONT_END = re.compile(r"(?:^|/)(?:language/|runtime/interpreter\.py$|docs/)")
 FRONT_END_PRIOR = 0.5  # dev: MRR 0.703 -> 0.730 (cumsum-lowering 6 -> 1, atomic-cas 2 -> 1, block-ptr miss -> 4)
-# A question about how something is lowered, or what PTX comes out, is answered by a conversion to LLVM (lib/Conversion,
-# the NVIDIA backend's *ToLLVM), not by the transformation that prepared the op (dev: MRR +0.008 at x1.2; 3 questions
-# move up, reduce-lowering 6 -> 4, wgmma-lowering 7 -> 5, reqntid-num-warps 6 -> 2; none moves down).
-_LOWERED_QUERY = re.compile(r"\b(?:lower(?:ed|s|ing)?|turned into|emit(?:ted|s)?|generated|ptx|sass)\b", re.I)
-_CONVERSION = re.compile(r"(?:^|/)(?:lib/Conversion/|TritonNVIDIAGPUToLLVM/)")
-CONVERSION_PRIOR = 1.2
-# A question asking how to set, stop or turn off something is answered where users configure Triton: the knobs, the
-# JIT decorator, the backend's options, the autotuner, the list of env vars (dev: MRR +0.02 at x1.3, fp-fusion-off
-# 2 -> 1, do-not-specialize 3 -> 1, none down; x1.5 pushes disable-mma-v3's GetEnv.hpp answer down behind compiler.py).
-_OPTION_QUERY = re.compile(r"\b(?:how (?:do|can) i|can i|is there (?:a|an) (?:way|option|flag|knob)|option|flag|knob"
-                           r"|environment variable|turn (?:off|on)|disable|enable)\b", re.I)
-_CONFIG_SURFACE = re.compile(r"(?:^|/)(?:knobs\.py|runtime/(?:jit|autotuner)\.py|backends?/(?:nvidia/)?compiler\.py"
-                             r"|Tools/Sys/GetEnv\.hpp)$")
-OPTION_PRIOR = 1.3
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|'([^']{12,})'|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
 MESSAGE_WEIGHT = 1.0  # added x the message's Dice overlap with the chunk's best emitted diagnostic
@@ -69,11 +53,6 @@ MESSAGE_MIN_OVERLAP = 0.6  # dev: MRR 0.730 -> 0.743 (pipelining-in-registers-re
 # The n-th further chunk of a file ranked above scores x0.95^n (dev: x0.9 lifted R@10 0.949 -> 0.966; x0.95 keeps
 # that and the file MRR, and gives the right chunk of a big file back: symbol R@5 0.678 -> 0.746).
 FILE_REPEAT_DECAY = 0.95
-# A file that several candidate chunks come from is a likelier answer than a file that matches once: its best chunk
-# gains FILE_EVIDENCE x the scores of the file's next FILE_EVIDENCE_CHUNKS best (document evidence pooled from its
-# passages). Dev: MRR 0.759 -> 0.779, both folds up, 0.766-0.779 for 1-7 chunks and x0.03-0.1.
-FILE_EVIDENCE = 0.05
-FILE_EVIDENCE_CHUNKS = 3
 MODES = ("hybrid", "dense", "sparse")
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
@@ -165,7 +144,7 @@ class Index:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
         if mode == "hybrid" and not path_glob:
-            hits = _spread_files(_pool_file_evidence(self._credit_anchors(hits, corpus, k, flt)))
+            hits = _spread_files(self._credit_anchors(hits, corpus, k, flt))
         return hits[:k]
 
     def _credit_emitters(self, hits: list[Hit], query: str, corpus, flt: dict) -> list[Hit]:
@@ -272,11 +251,6 @@ def prior(query: str, meta: dict) -> float:
         factor *= FRONT_END_PRIOR
     if _REMEDY_QUERY.search(query) and meta.get("kind") == "pattern":
         factor *= REMEDY_PRIOR
-    path = meta.get("path", "")
-    if _LOWERED_QUERY.search(query) and _CONVERSION.search(path):
-        factor *= CONVERSION_PRIOR
-    if _OPTION_QUERY.search(query) and _CONFIG_SURFACE.search(path):
-        factor *= OPTION_PRIOR
     return factor
 
 
@@ -287,17 +261,6 @@ def _dice(a: set[str], b: set[str]) -> float:
 def _overlap(want: set[str], have: set[str]) -> float:
     """How much of the emitted message's fixed text the observed message contains."""
     return len(want & have) / len(have) if have else 0.0
-
-
-def _pool_file_evidence(hits: list[Hit]) -> list[Hit]:
-    """Each file's best chunk gains FILE_EVIDENCE x the scores of the file's next best chunks among the candidates."""
-    by_path: dict[str, list[Hit]] = {}
-    for h in sorted(hits, key=lambda h: -h.score):
-        by_path.setdefault(h.meta.get("path"), []).append(h)
-    for chunks in by_path.values():
-        best, rest = chunks[0], chunks[1 : 1 + FILE_EVIDENCE_CHUNKS]
-        best.score = round(best.score + FILE_EVIDENCE * sum(h.score for h in rest), 4)
-    return hits
 
 
 def _spread_files(hits: list[Hit]) -> list[Hit]:

@@ -258,36 +258,6 @@ def test_lowering_questions_prefer_compiler_code_over_the_front_end():
     assert prior(lowering, {"kind": "function", "path": "third_party/nvidia/backend/compiler.py"}) == 1.0
 
 
-def test_lowered_questions_favour_conversions_and_option_questions_the_config_surface():
-    from kopt.index.search import prior
-
-    conversion = {"kind": "function", "path": "lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp"}
-    nvidia_conversion = {"kind": "function", "path": "third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/DotOpToLLVM/WGMMA.cpp"}
-    transform = {"kind": "function", "path": "lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp"}
-    lowered = "how is tl.sum over an axis lowered across lanes with shuffles"
-    assert prior(lowered, conversion) > prior(lowered, transform) == 1.0
-    assert prior("how does a warp group dot turn into wgmma PTX", nvidia_conversion) > 1.0
-    assert prior("what decides the mma version of a dot", conversion) == 1.0  # not a lowering question
-
-    knobs = {"kind": "function", "path": "python/triton/knobs.py"}
-    pkg_backend = {"kind": "function", "path": "backends/nvidia/compiler.py"}  # the installed package's path
-    asking = "how do I stop the compiler from fusing multiply and add into fma"
-    assert prior(asking, knobs) > 1.0 and prior(asking, pkg_backend) > 1.0
-    assert prior(asking, transform) == 1.0
-    assert prior("why is my K loop not pipelined", knobs) == 1.0  # not an option question
-
-
-def test_a_file_that_matches_several_times_gains_on_one_that_matches_once():
-    from kopt.index.search import FILE_EVIDENCE_CHUNKS, Hit, _pool_file_evidence
-
-    hits = [Hit(1.0, "", {"path": "once.cpp"}), Hit(0.98, "", {"path": "pass.cpp"})]
-    hits += [Hit(0.5, "", {"path": "pass.cpp"}) for _ in range(FILE_EVIDENCE_CHUNKS + 2)]
-    pooled = sorted(_pool_file_evidence(hits), key=lambda h: -h.score)
-    assert pooled[0].meta["path"] == "pass.cpp"
-    assert pooled[0].score < 0.98 + 0.5  # a small lift, from a bounded number of chunks
-    assert sorted(h.score for h in pooled if h.score == 0.5) == [0.5] * (FILE_EVIDENCE_CHUNKS + 2)  # the rest unchanged
-
-
 def test_a_quoted_message_credits_only_a_close_emitted_message():
     from kopt.index.search import _QUOTED, _dice
     from kopt.index.tokenize import tokens
