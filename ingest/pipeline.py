@@ -1,5 +1,7 @@
 """ingest_corpus: sources -> chunks -> enrichment -> vectors -> a new collection -> alias swap.
 
+A git corpus also gets a side collection of its files' commit subjects (ingest/history.py), swapped with it.
+
 Every ingest builds into a staging collection recorded in the catalog under `building`; only
 when it is complete does the catalog point the corpus at it (one atomic write) and drop the old
 one; when nothing changed, nothing is rewritten. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
@@ -22,11 +24,12 @@ from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
 from kopt.ingest.chunk import Chunk, fit, windows
 from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, passes_in
+from kopt.ingest.history import file_histories
 from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
 
 ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
 BATCH = 128
-PIPELINE = 4  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
+PIPELINE = 5  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
 
 
 @dataclass
@@ -165,6 +168,7 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
                           and c.rsplit("-g", 1)[-1].isdigit()] + [0]) + 1
         if staging and staging["collection"] in backend.names():
             backend.drop(staging["collection"])  # an unfinished build of another version or model: start over
+            backend.drop(f"{staging['collection']}-history")
         staging = {"collection": f"{name}-{_safe(source.version)}-g{generation}", "version": source.version,
                    "model": model, "dim": dimension(model), "pipeline": PIPELINE}
         backend.create(staging["collection"], staging["dim"])
@@ -201,16 +205,41 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
     if backend.count(coll) != len(records):
         raise KoptError(f"ingest of {name} incomplete: {backend.count(coll)} of {len(records)} points stored; run it again")
 
+    history = _build_history(backend, coll, name, source, staging["dim"]) if source.manifest.source == "git" else None
+
     catalog = backend.read_catalog()
     catalog["corpora"][name] = {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
-                                "ingested": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                                "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})}
     catalog["building"].pop(name, None)
     backend.write_catalog(catalog)  # the swap: readers now see the new version
     if served and served["collection"] != coll:
         backend.drop(served["collection"])
+        if served.get("history"):
+            backend.drop(served["history"])
     new = len(records.keys() - old_ids) if old_ids else len(records)
     return {"collection": coll, "new": new, "reused": len(records) - new, "deleted": len(old_ids - records.keys()),
             "embedded": embedded}
+
+
+def _build_history(backend, coll: str, name: str, source, dim: int) -> str | None:
+    """A side collection `<coll>-history`: one BM25 point per file, its commit subjects (ingest/history.py).
+
+    Rebuilt whole on every build (a few seconds); its dense vector is a placeholder, since only BM25 reads it.
+    """
+    texts = file_histories(source.root, source.rev or "HEAD", source.files)
+    if not texts:
+        return None
+    history = f"{coll}-history"
+    backend.drop(history)
+    backend.create(history, dim)
+    avgdl = sum(len(tokens(t)) for t in texts.values()) / len(texts)
+    placeholder = [1.0] + [0.0] * (dim - 1)
+    points = [(str(uuid.uuid5(ID_NAMESPACE, f"{name}|history|{path}")), placeholder, doc_vector(text, avgdl),
+               {"corpus": name, "path": path, "kind": "history", "text": text}) for path, text in texts.items()]
+    for i in range(0, len(points), BATCH * 4):
+        backend.upsert(history, points[i : i + BATCH * 4])
+    backend.flush(history)
+    return history
 
 
 def _safe(version: str) -> str:

@@ -100,11 +100,51 @@ def test_reingest_is_incremental_and_swaps_version(settings, checkout):
     assert index.search("ocelot spills", k=1)[0].meta["qualname"] == "Fixture guide > Spills"
     assert not index.lookup_symbol("read_pelican_knob")
     if not settings.qdrant_url:  # the old collection is gone from disk
-        assert sorted(p.name for p in (settings.index_path / "collections").iterdir()) == [third.collection]
+        assert sorted(p.name for p in (settings.index_path / "collections").iterdir()) == [third.collection,
+                                                                                          f"{third.collection}-history"]
     index.close()
     back = ingest_corpus("triton", settings, path=checkout, rev="HEAD~1", progress=False)  # read from git, not the tree
     assert (back.version, back.chunks, back.embedded) == (first.version, first.chunks, 0)
     assert (checkout / "docs/guide.md").read_text().endswith("The ocelot spills.\n")
+
+
+def test_file_histories_keep_each_files_distinct_subjects(checkout):
+    from kopt.ingest.history import file_histories
+
+    guide = checkout / "docs/guide.md"
+    for subject in ("Explain the tapir rule (#41)", 'Revert "Explain the tapir rule"', "Explain the tapir rule (#42)"):
+        guide.write_text(guide.read_text() + "\nmore\n")
+        commit(checkout, subject)
+    history = file_histories(checkout, "HEAD", ["docs/guide.md", "include/Passes.td"])
+    assert history == {"docs/guide.md": "Explain the tapir rule\nfixture", "include/Passes.td": "fixture"}
+    assert file_histories(checkout, "HEAD~3", ["docs/guide.md"]) == {"docs/guide.md": "fixture"}
+
+
+def test_commit_subjects_vote_for_the_files_they_touched(settings, checkout):
+    """Words only a commit subject holds lift the file that commit touched, by HISTORY_WEIGHT at most."""
+    lib = checkout / "lib/Fixture/FixtureCoalesce.cpp"
+    lib.write_text(lib.read_text() + "\n// end\n")
+    commit(checkout, "Keep tapir tiles resident across the outer loop (#123)")
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    index = open_index(settings)
+    assert index.catalog["corpora"]["triton"]["history"].endswith("-history")
+    query = "keep tapir tiles resident"
+    with_history = _best_per_file(index.search(query, k=20))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kopt.index.search.HISTORY_WEIGHT", 0.0)
+        without = _best_per_file(index.search(query, k=20))
+    assert next(iter(with_history)) == "lib/Fixture/FixtureCoalesce.cpp"
+    assert with_history["lib/Fixture/FixtureCoalesce.cpp"] - without["lib/Fixture/FixtureCoalesce.cpp"] > 0.19
+    assert with_history["lib/Fixture/FixtureCoalesce.cpp"] - without["lib/Fixture/FixtureCoalesce.cpp"] <= 0.2 + 1e-6
+    assert with_history["include/Passes.td"] == without["include/Passes.td"]  # its commits never said "tapir"
+    index.close()
+
+
+def _best_per_file(hits) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for h in hits:
+        best.setdefault(h.meta["path"], h.score)
+    return best
 
 
 def test_interrupted_ingest_keeps_old_version_and_resumes_without_duplicates(settings, checkout, monkeypatch):
@@ -197,8 +237,11 @@ def test_cli_ingest_search_index(tmp_path, checkout):
     listed = json.loads(run("index", "list", "--json").stdout)
     assert listed["corpora"][0]["name"] == "triton"
     assert run("index", "doctor").returncode == 0
-    assert run("index", "drop", "triton").returncode == 0
+    assert json.loads(run("index", "doctor", "--json").stdout)["orphans"] == []  # the history collection is in use
+    dropped = json.loads(run("index", "drop", "triton", "--json").stdout)["collections"]
+    assert len(dropped) == 2 and dropped[1] == f"{dropped[0]}-history"
     assert json.loads(run("index", "list", "--json").stdout)["corpora"] == []
+    assert not list((tmp_path / "cli-home" / "index" / "collections").iterdir())
 
 
 def test_fusion_weights_bm25_over_an_undecided_dense_list_and_expands_queries():

@@ -120,14 +120,15 @@ def index_drop(corpus: str, as_json: bool) -> None:
             if not entries:
                 raise KoptError(f"corpus {corpus!r} is not in the index")
             backend.write_catalog(catalog)
-            for e in entries:
-                backend.drop(e["collection"])
+            collections = [c for e in entries for c in (e["collection"], e.get("history")) if c]
+            for c in collections:
+                backend.drop(c)
     finally:
         backend.close()
     if as_json:
-        emit_json({"dropped": corpus, "collections": [e["collection"] for e in entries]})
+        emit_json({"dropped": corpus, "collections": collections})
     else:
-        click.echo(f"dropped {corpus} ({', '.join(e['collection'] for e in entries)})")
+        click.echo(f"dropped {corpus} ({', '.join(collections)})")
 
 
 @index_cmd.command("doctor")
@@ -145,7 +146,8 @@ def index_doctor(fix: bool, as_json: bool) -> None:
         except KoptError as exc:  # its own hint says "run kopt index doctor": say here what that means
             raise KoptError(f"{exc.args[0]}; move it aside and re-run `kopt ingest CORPUS` for each corpus you use "
                             "(then `kopt index doctor --fix` removes the old collections)") from exc
-        used = {e["collection"] for e in catalog["corpora"].values()} | {e["collection"] for e in catalog["building"].values()}
+        used = ({e["collection"] for e in catalog["corpora"].values()} | {e["history"] for e in catalog["corpora"].values()
+                if e.get("history")} | {e["collection"] for e in catalog["building"].values()})
         for name, e in sorted(catalog["corpora"].items()):
             try:
                 count = backend.count(e["collection"])
