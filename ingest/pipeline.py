@@ -224,7 +224,7 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
 def _build_history(backend, coll: str, name: str, source, dim: int) -> str | None:
     """A side collection `<coll>-history`: one BM25 point per file, its commit subjects (ingest/history.py).
 
-    Rebuilt whole on every build (a few seconds); its dense vector is a placeholder, since only BM25 reads it.
+    Rebuilt whole on every build (a second); its dense vector is a placeholder, since only BM25 reads it.
     """
     texts = file_histories(source.root, source.rev or "HEAD", source.files)
     if not texts:
@@ -235,7 +235,7 @@ def _build_history(backend, coll: str, name: str, source, dim: int) -> str | Non
     avgdl = sum(len(tokens(t)) for t in texts.values()) / len(texts)
     placeholder = [1.0] + [0.0] * (dim - 1)
     points = [(str(uuid.uuid5(ID_NAMESPACE, f"{name}|history|{path}")), placeholder, doc_vector(text, avgdl),
-               {"corpus": name, "path": path, "kind": "history", "text": text}) for path, text in texts.items()]
+               {"corpus": name, "path": path, "kind": "history"}) for path, text in texts.items()]  # no text: cheap to return
     for i in range(0, len(points), BATCH * 4):
         backend.upsert(history, points[i : i + BATCH * 4])
     backend.flush(history)
