@@ -20,6 +20,7 @@ is not inflated by choices made while looking at its misses. A gold file may ins
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -165,6 +166,23 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]} if rows else {}
 
 
+def mrr_interval(reciprocal_ranks: Sequence[float], resamples: int = 2000, seed: int = 0) -> list[float]:
+    """95% bootstrap interval of the MRR over questions: how far a figure on this few questions moves by chance.
+
+    With 50 questions it spans about +-0.1, so a change of 0.01-0.02 (one question) is not evidence.
+    """
+    if not reciprocal_ranks:
+        return []
+    rng, n = random.Random(seed), len(reciprocal_ranks)
+    means = sorted(sum(rng.choices(reciprocal_ranks, k=n)) / n for _ in range(resamples))
+    return [round(means[int(0.025 * resamples)], 3), round(means[int(0.975 * resamples) - 1], 3)]
+
+
+def _scores(rows: list[dict[str, Any]], level: str, k: int) -> dict[str, Any]:
+    per_question = [ranking_scores(r[f"{level}_rank"], k) for r in rows]
+    return {**_mean(per_question), "mrr_ci95": mrr_interval([q["mrr"] for q in per_question])}
+
+
 Search = Callable[[str, str], Sequence[Any]]  # (question, mode) -> hits with .meta (and .cite())
 
 
@@ -190,10 +208,9 @@ def evaluate(questions: Sequence[Question], search: Search, modes: Sequence[str]
             if on_progress:
                 on_progress()
         report["modes"][mode] = {
-            **{level: _mean([ranking_scores(r[f"{level}_rank"], k) for r in per_question]) for level in LEVELS},
+            **{level: _scores(per_question, level, k) for level in LEVELS},
             "by_split": {
-                split: {level: _mean([ranking_scores(r[f"{level}_rank"], k) for r in per_question if r["split"] == split])
-                        for level in LEVELS}
+                split: {level: _scores([r for r in per_question if r["split"] == split], level, k) for level in LEVELS}
                 for split in SPLITS if any(r["split"] == split for r in per_question)
             },
             "by_wording": {

@@ -57,9 +57,11 @@ def test_metrics_hand_computed():
     got = report["modes"]["hybrid"]
     # file level: ranks 1, 3, none.  recall@1 = 1/3; recall@5 = recall@10 = 2/3; MRR = (1 + 1/3) / 3
     # nDCG@10 with one relevant item = 1/log2(rank+1): (1 + 1/log2(4)) / 3 = 0.5
+    assert got["file"].pop("mrr_ci95") == [0.0, 1.0]
     assert got["file"] == pytest.approx(
         {"recall@1": 1 / 3, "recall@5": 2 / 3, "recall@10": 2 / 3, "mrr": 4 / 9, "ndcg@10": 0.5}, abs=1e-4)
     # symbol level: ranks 1, 4, none.  MRR = (1 + 1/4) / 3; nDCG = (1 + 1/log2(5)) / 3
+    got["symbol"].pop("mrr_ci95")
     assert got["symbol"] == pytest.approx(
         {"recall@1": 1 / 3, "recall@5": 2 / 3, "recall@10": 2 / 3, "mrr": 5 / 12,
          "ndcg@10": (1 + 1 / 2.321928) / 3}, abs=1e-4)
@@ -224,6 +226,17 @@ def test_a_tuning_file_puts_every_question_in_dev(tmp_path):
         load_gold(tune)
 
 
+def test_mrr_interval_says_how_far_chance_moves_a_small_sample():
+    from kopt.retrieval_eval import mrr_interval
+
+    assert mrr_interval([1.0] * 20) == [1.0, 1.0]
+    fifty = [1.0] * 27 + [0.5] * 10 + [1 / 3] * 5 + [0.0] * 8  # about the held-out half's shape: MRR 0.673
+    low, high = mrr_interval(fifty)
+    assert low < sum(fifty) / 50 < high and 0.09 < high - low < 0.25
+    assert mrr_interval(fifty) == [low, high]  # seeded: the same report twice
+    assert mrr_interval([]) == []
+
+
 def test_report_scores_each_split():
     a, b = next(q for q in QUESTIONS if split_of(q.id) == "dev"), next(q for q in QUESTIONS if split_of(q.id) == "test")
     gold_a = a.gold[0]
@@ -232,3 +245,4 @@ def test_report_scores_each_split():
     by_split = report["modes"]["sparse"]["by_split"]
     assert by_split["dev"]["file"]["mrr"] == 1.0 and by_split["test"]["file"]["mrr"] == 0.0
     assert report["modes"]["sparse"]["file"]["mrr"] == 0.5
+    assert report["modes"]["sparse"]["file"]["mrr_ci95"] == [0.0, 1.0]  # two questions tell almost nothing

@@ -109,10 +109,11 @@ def _print_report(report: dict, show_misses: int) -> None:
     table.add_column("level")
     for name in metrics:
         table.add_column(headers[name], justify="right")
+    table.add_column("MRR 95% CI", justify="right")
     table.add_column("ms/q", justify="right")
     for mode, result in report["modes"].items():
         for level in ("file", "symbol"):
-            table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics),
+            table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics), _interval(result[level]),
                           f"{result['mean_query_ms']:.1f}" if level == "file" else "")
     console.print(table)
     if report["split"] == "all":
@@ -138,10 +139,16 @@ def _print_splits(console, report: dict) -> None:
 
     n = max(n for n in (1, 5, 10) if n <= report["k"])
     table = Table(title="by split")
-    for name in ("mode", "split", f"file R@{n}", "file MRR", f"symbol R@{n}", "symbol MRR"):
+    for name in ("mode", "split", f"file R@{n}", "file MRR", "file MRR 95% CI", f"symbol R@{n}", "symbol MRR"):
         table.add_column(name, justify="left" if name in ("mode", "split") else "right")
     recall = f"recall@{n}"
     for mode, result in report["modes"].items():
         for split, scores in result["by_split"].items():
-            table.add_row(mode, split, *(f"{scores[level][m]:.3f}" for level in ("file", "symbol") for m in (recall, "mrr")))
+            table.add_row(mode, split, f"{scores['file'][recall]:.3f}", f"{scores['file']['mrr']:.3f}",
+                          _interval(scores["file"]), f"{scores['symbol'][recall]:.3f}", f"{scores['symbol']['mrr']:.3f}")
     console.print(table)
+
+
+def _interval(scores: dict) -> str:
+    low_high = scores.get("mrr_ci95")
+    return f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else ""
