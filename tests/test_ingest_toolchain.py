@@ -30,3 +30,10 @@ def test_missing_toolchain_says_how_to_add_it(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "`kopt toolchain add ascend`" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "index").exists()  # nothing half-made
+
+
+def test_installed_package_corpus_leaves_out_what_crowds_answers():
+    """triton-pkg reads the installed triton, minus Gluon and its translator (they restate every tl op)."""
+    source = resolve(load_manifest("triton-pkg"))
+    assert {"language/core.py", "runtime/jit.py", "backends/nvidia/compiler.py"} <= set(source.files)
+    assert not [f for f in source.files if f.startswith(("tools/triton_to_gluon_translater/", "experimental/", "_C/"))]
