@@ -26,6 +26,11 @@ KEYWORD_FIELDS = ("corpus", "path", "language", "kind", "symbols", "passes", "qu
 Point = tuple[str, list[float], tuple[list[int], list[float]], dict]
 
 
+def entry_collections(entry: dict) -> list[str]:
+    """The collections a catalog entry owns: its chunks, and the side collection of its files' commit subjects."""
+    return [c for c in (entry["collection"], entry.get("history")) if c]
+
+
 class EdgeBackend:
     """Qdrant Edge shards under <index_path>/collections/<name>, catalog in <index_path>/catalog.json."""
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kopt.errors import KoptError
-from kopt.index.backends import open_backend
+from kopt.index.backends import entry_collections, open_backend
 from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
 from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
@@ -213,9 +213,8 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
     catalog["building"].pop(name, None)
     backend.write_catalog(catalog)  # the swap: readers now see the new version
     if served and served["collection"] != coll:
-        backend.drop(served["collection"])
-        if served.get("history"):
-            backend.drop(served["history"])
+        for old in entry_collections(served):
+            backend.drop(old)
     new = len(records.keys() - old_ids) if old_ids else len(records)
     return {"collection": coll, "new": new, "reused": len(records) - new, "deleted": len(old_ids - records.keys()),
             "embedded": embedded}

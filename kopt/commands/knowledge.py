@@ -110,7 +110,7 @@ def index_list(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def index_drop(corpus: str, as_json: bool) -> None:
     """Remove CORPUS (and any unfinished build of it) from the index."""
-    from kopt.index.backends import open_backend
+    from kopt.index.backends import entry_collections, open_backend
 
     backend = open_backend(load_settings())
     try:
@@ -120,7 +120,7 @@ def index_drop(corpus: str, as_json: bool) -> None:
             if not entries:
                 raise KoptError(f"corpus {corpus!r} is not in the index")
             backend.write_catalog(catalog)
-            collections = [c for e in entries for c in (e["collection"], e.get("history")) if c]
+            collections = [c for e in entries for c in entry_collections(e)]
             for c in collections:
                 backend.drop(c)
     finally:
@@ -136,7 +136,7 @@ def index_drop(corpus: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def index_doctor(fix: bool, as_json: bool) -> None:
     """Check that every served collection opens and holds the points the catalog says."""
-    from kopt.index.backends import open_backend
+    from kopt.index.backends import entry_collections, open_backend
 
     backend = open_backend(load_settings())
     problems, report = [], []
@@ -146,8 +146,7 @@ def index_doctor(fix: bool, as_json: bool) -> None:
         except KoptError as exc:  # its own hint says "run kopt index doctor": say here what that means
             raise KoptError(f"{exc.args[0]}; move it aside and re-run `kopt ingest CORPUS` for each corpus you use "
                             "(then `kopt index doctor --fix` removes the old collections)") from exc
-        used = ({e["collection"] for e in catalog["corpora"].values()} | {e["history"] for e in catalog["corpora"].values()
-                if e.get("history")} | {e["collection"] for e in catalog["building"].values()})
+        used = {c for e in [*catalog["corpora"].values(), *catalog["building"].values()] for c in entry_collections(e)}
         for name, e in sorted(catalog["corpora"].items()):
             try:
                 count = backend.count(e["collection"])
