@@ -97,8 +97,21 @@ def test_gold_set_shape():
     assert {q.category for q in QUESTIONS} == {"symptom", "mechanism", "option", "error"}
 
 
+GOLD_FILES = {name: load_gold(GOLD.parent / f"{name}.yaml")[1] for name in ("gold", "tune", "holdout")}
+
+
 def _golds():
-    return [pytest.param(q, g, id=f"{q.id}:{g.path}") for q in QUESTIONS for g in q.gold]
+    return [pytest.param(q, g, id=f"{name}:{q.id}:{g.path}") for name, qs in GOLD_FILES.items() for q in qs for g in q.gold]
+
+
+def test_gold_files_keep_their_roles():
+    """tune.yaml only tunes (dev), holdout.yaml is only held out (test), and no id or answer is in two files."""
+    assert {q.split for q in GOLD_FILES["tune"]} == {"dev"}
+    assert {q.split for q in GOLD_FILES["holdout"]} == {"test"}
+    ids = [q.id for qs in GOLD_FILES.values() for q in qs]
+    assert len(ids) == len(set(ids))
+    answers = {name: {(g.path, g.symbol) for q in qs for g in q.gold} for name, qs in GOLD_FILES.items()}
+    assert not answers["holdout"] & (answers["gold"] | answers["tune"])
 
 
 @pytest.mark.parametrize("question,gold", _golds())
