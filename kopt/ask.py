@@ -2,8 +2,8 @@
 
 With a kernel, the L3 facts for the asked line come first (what the lowered code does there and why),
 then L4 explains the relevant findings from the pass notes and the compiler source. With an LLM
-configured the answer is prose grounded only in that evidence; without one it is the evidence itself,
-structured: facts, mechanism, cited source, fix.
+configured the answer is prose grounded only in that evidence, and the LLM first reranks the retrieved compiler
+source (kopt.index.llm_rerank); without one it is the evidence itself, structured: facts, mechanism, cited source, fix.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     if corpus:
         query = question + " " + " ".join(FINDING_IDS[f.id] for f in findings[:2])
         try:
-            hits = index.search(query, corpus=corpus, k=3)
+            hits = _retrieve(index, query, corpus, llm, answer.notes)
         except KoptError as exc:
             hits, _ = [], answer.notes.append(str(exc))
         for h in hits:
@@ -172,6 +172,18 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         except KoptError as exc:  # the evidence is already gathered: keep it, say why there is no prose
             answer.notes.append(f"{str(exc).rstrip('.')}; this is the evidence answer without prose (--offline skips the LLM)")
     return answer
+
+
+def _retrieve(index: Any, query: str, corpus: str, llm: Any, notes: list[str]) -> list[Any]:
+    """The top 3 hybrid hits; with an LLM, the top 3 after it reranked the hybrid top RERANK_DEPTH."""
+    if llm is None:
+        return index.search(query, corpus=corpus, k=3)
+    from kopt.index.llm_rerank import RERANK_DEPTH, rerank
+
+    hits, fallback = rerank(llm, query, index.search(query, corpus=corpus, k=RERANK_DEPTH))
+    if fallback:
+        notes.append(fallback)
+    return hits[:3]
 
 
 def _prompt(answer: Answer) -> str:

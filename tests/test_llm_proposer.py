@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,65 +18,13 @@ REPLIES = json.loads((ROOT / "tests/fixtures/llm/vector_add_replies.json").read_
 VECTOR_ADD = ROOT / "examples/vector_add.py"
 
 
-class Replay:
-    """An OpenAI-compatible /v1/chat/completions on 127.0.0.1 that answers from a list, in order."""
-
-    def __init__(self, replies: list[dict]):
-        self.replies = list(replies)
-        self.requests: list[dict] = []
-        replay = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                replay.requests.append(body)
-                reply = replay.replies.pop(0) if replay.replies else {"status": 500, "body": "no more replies"}
-                if "sleep_s" in reply:
-                    time.sleep(reply["sleep_s"])
-                if "status" in reply or "raw" in reply:
-                    data = (reply.get("body") or reply.get("raw")).encode()
-                    self.send_response(reply.get("status", 200))
-                else:
-                    data = json.dumps({
-                        "id": "chatcmpl-replay", "object": "chat.completion", "created": 0, "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": reply["content"]}}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
-def replay():
-    servers = []
-
-    def start(name: str) -> Replay:
-        servers.append(Replay(REPLIES[name]))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
+def replay(llm_server):
+    """Starts a loopback server that replays the named list of REPLIES."""
+    return lambda name: llm_server(REPLIES[name])
 
 
-def settings_for(server: Replay, workspace: Path):
+def settings_for(server, workspace: Path):
     return load_settings(workspace, llm_provider="openai-like", llm_model="replay-model", llm_base_url=server.url,
                          llm_api_key="test", llm_timeout_s=1.0)
 

@@ -13,6 +13,8 @@ import click
 from kopt.cli import LazyGroup, emit_json
 from kopt.errors import KoptError
 
+RERANKED = "hybrid+llm"  # the hybrid top RERANK_DEPTH, reordered by the configured LLM (kopt.index.llm_rerank)
+
 EVAL_COMMANDS: dict[str, str] = {
     "retrieval": "evals:retrieval_cmd",
     "diagnosis": "eval_diagnosis:diagnosis_cmd",
@@ -34,7 +36,8 @@ def eval_cmd() -> None:
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/retrieval/gold.yaml"),
               show_default=True, help="Gold set: questions with their gold path, symbol and lines.")
 @click.option("--modes", default="dense,sparse,hybrid", show_default=True,
-              help="Comma-separated retrieval modes to compare (as the index's search accepts them).")
+              help="Comma-separated retrieval modes to compare: dense, sparse, hybrid, and hybrid+llm (hybrid reranked by "
+                   "the configured LLM).")
 @click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="Hits per question.")
 @click.option("--corpora", default="triton,passes,patterns", show_default=True,
               help="Corpora searched for every question.")
@@ -63,25 +66,51 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
     from rich.progress import Progress
 
     from kopt.index import open_index
+    from kopt.index.llm_rerank import RERANK_DEPTH, rerank
 
-    index = open_index(load_settings())
+    settings = load_settings()
+    llm = _rerank_llm(settings) if RERANKED in mode_list else None
+    fell_back: dict[str, str] = {}  # question -> why its latest rerank kept the hybrid order (a success clears it)
+    index = open_index(settings)
     try:
         served = [c for c in index.corpora() if c["name"] in corpus_list]
         _warn_if_off_pin(served, pins)
 
         def search(question: str, mode: str):
-            return index.search(question, corpus=corpus_list, k=k, mode=mode)
+            if mode != RERANKED:
+                return index.search(question, corpus=corpus_list, k=k, mode=mode)
+            hits, reason = rerank(llm, question, index.search(question, corpus=corpus_list, k=max(k, RERANK_DEPTH)))
+            if reason:
+                fell_back[question] = reason
+            else:
+                fell_back.pop(question, None)  # so a failed warm-up query (the first question, again) is not counted
+            return hits[:k]
 
         with Progress(transient=True, disable=as_json) as progress:
             task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
             report = evaluate(questions, search, mode_list, k=k, on_progress=lambda: progress.advance(task))
     finally:
         index.close()
+    if llm is not None:
+        report["modes"][RERANKED].update(llm=getattr(llm, "model", type(llm).__name__), rerank_fallbacks=len(fell_back),
+                                         rerank_fallback_reasons=sorted(set(fell_back.values())))
     report.update(gold=str(gold_path), split=split, corpora=corpus_list, pins=pins, skipped=asked - len(questions), index=served)
     if as_json:
         emit_json(report)
     else:
         _print_report(report, show_misses)
+
+
+def _rerank_llm(settings):
+    """The configured LLM that mode hybrid+llm reranks with; none configured is the user's to fix."""
+    from kopt.llm import make_llm
+
+    llm = make_llm(settings)
+    if llm is None:
+        raise KoptError(f"mode {RERANKED} needs an LLM: set KOPT_LLM_PROVIDER (openai-like, openai or anthropic), "
+                        "KOPT_LLM_MODEL and, for openai-like, KOPT_LLM_BASE_URL (or [llm] provider, model, base_url "
+                        "in kopt.toml)")
+    return llm
 
 
 def _warn_if_off_pin(served: list[dict], pins: dict) -> None:
@@ -115,6 +144,7 @@ def _print_report(report: dict, show_misses: int) -> None:
         for level in ("file", "symbol"):
             table.add_row(mode, level, *(f"{result[level][m]:.3f}" for m in metrics), _interval(result[level]),
                           f"{result['mean_query_ms']:.1f}" if level == "file" else "")
+    table.caption = _fallback_note(report)
     console.print(table)
     if report["split"] == "all":
         _print_splits(console, report)
@@ -131,6 +161,17 @@ def _print_report(report: dict, show_misses: int) -> None:
         for row in missed[:show_misses]:
             top = row["top"][0] if row["top"] else "no hits"
             console.print(f"  {row['id']}: {row['question'][:90]}  [dim]-> {top}[/]", highlight=False)
+
+
+def _fallback_note(report: dict) -> str | None:
+    """How many questions a reranked mode measured in hybrid order because its LLM failed, with the first reason."""
+    from rich.markup import escape
+
+    notes = [f"{mode}: the LLM ({result['llm']}) failed on {result['rerank_fallbacks']} of {report['questions']} "
+             "questions, scored in hybrid order" + (f"; first reason: {result['rerank_fallback_reasons'][0]}"
+                                                    if result["rerank_fallbacks"] else "")
+             for mode, result in report["modes"].items() if "rerank_fallbacks" in result]
+    return escape("\n".join(notes)) or None
 
 
 def _print_splits(console, report: dict) -> None:
