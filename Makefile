@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 demo: $(STAMP)
-	KOPT_DEMO=1 bash evals/demo.sh $(KOPT)
+	KOPT_DEMO=1 bash evals/demo.sh $(KOPT) $(PY)
 
 test: $(STAMP)
 	$(KOPT) toolchain add ascend

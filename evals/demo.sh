@@ -2,6 +2,7 @@
 # The main job on the embedded defaults (`make demo`): each step is a command a user would type.
 set -euo pipefail
 KOPT=${1:-kopt}
+PY=${2:-python3}  # the interpreter kopt runs on: it decides whether there is a GPU to optimize on
 echo "== compile an example kernel to its IR stages (sm_90, no GPU needed)"
 $KOPT compile examples/vector_add.py --stage ptx | head -40
 echo "== validate it (the Triton interpreter on CPU, or the GPU when there is one)"
@@ -14,3 +15,9 @@ echo "== diagnose an example: escalates L1 -> L3 and stops at the first grounded
 $KOPT diagnose examples/strided_scale.py --no-gpu
 echo "== ask why the load on line 15 is not vectorized (no LLM: the structured evidence answer)"
 $KOPT ask "why no vectorization here" --kernel examples/strided_scale.py:15 --offline
+if "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo "== optimize it on the GPU: each round diagnoses, rewrites, validates and times one candidate, and is recorded"
+  $KOPT optimize examples/strided_scale.py --rounds 3 --minutes 3 --proposer recipes --out .kopt/strided_scale_kopt.py
+else
+  echo "== no GPU here: \`kopt optimize\` (it times every candidate on the GPU) is left out"
+fi
