@@ -18,8 +18,8 @@ from kopt.diagnose.findings import FINDING_IDS
 from kopt.errors import KoptError
 
 # pass: one pass of the pipeline; analysis: what passes query; lowering: how one family of ops becomes LLVM/PTX inside
-# the to-LLVM conversion; frontend: how Python source and launch arguments become TTIR (code generator, JIT)
-KINDS = ("pass", "analysis", "lowering", "frontend")
+# the to-LLVM conversion
+KINDS = ("pass", "analysis", "lowering")
 STAGES = ("ttir", "ttgir", "llir", "ttadapter")
 PIPELINE_FNS = ("make_ttir", "make_ttgir", "make_llir", "ttir_to_linalg")
 REQUIRED_FIELDS = ("pass", "kind", "stage", "pipeline_fn", "flags", "anchors", "findings", "version")
