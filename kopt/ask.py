@@ -103,11 +103,19 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
     return sorted(here, key=lambda f: -relevance(answer.question, f))
 
 
+def _source_key(cite: str, symbol: str | None) -> str:
+    """One citation per function: the parts a long function was chunked into are one source to a reader."""
+    return f"{cite.partition(':')[0]}::{symbol}" if symbol else cite
+
+
 def _cite(evidence, seen: set[str]) -> list[dict[str, Any]]:
     out = []
     for e in evidence:
-        if e.source == "compiler_source" and e.location and e.location not in seen:
-            seen.add(e.location)
+        if e.source != "compiler_source" or not e.location:
+            continue
+        key = _source_key(e.location, e.data.get("symbol"))
+        if key not in seen:
+            seen.add(key)
             out.append({"cite": e.location, "symbol": e.data.get("symbol"), "corpus": e.data.get("corpus"),
                         "why": e.summary, "excerpt": e.data.get("excerpt", "")})
     return out
@@ -159,8 +167,9 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         except KoptError as exc:
             hits, _ = [], answer.notes.append(str(exc))
         for h in hits:
-            if h.cite() not in seen:
-                seen.add(h.cite())
+            key = _source_key(h.cite(), h.meta.get("symbol"))
+            if key not in seen:
+                seen.add(key)
                 answer.citations.append({"cite": h.cite(), "symbol": h.meta.get("symbol"), "corpus": corpus,
                                          "why": "retrieved for the question", "excerpt": h.text[:400]})
     if llm is not None:

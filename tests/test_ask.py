@@ -102,3 +102,22 @@ def test_ask_cli_json_and_bad_kernel(settings, tmp_path):
     bad = subprocess.run(kopt + ["ask", "why", "--kernel", str(tmp_path / "nope.py")], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=120)
     assert bad.returncode == 1 and "nope.py: no such task file" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_function_chunked_in_parts_is_cited_once():
+    """make_launcher is one ~480-line function stored as several chunks: a reader wants it once, the best part."""
+    from kopt.ask import _cite
+    from kopt.diagnose.findings import Evidence
+
+    def part(lines: str, symbol: str, path: str = "backends/nvidia/driver.py") -> Evidence:
+        return Evidence("L4", "compiler_source", f"{symbol} {lines}", {"symbol": symbol, "excerpt": "..."},
+                        f"{path}:{lines}@triton-3.6.0")
+
+    seen: set[str] = set()
+    first = _cite([part("127-206", "make_launcher"), part("367-446", "make_launcher"), part("674-716", "CudaLauncher"),
+                   part("23-92", "make_launcher", path="backends/compiler.py")], seen)
+    again = _cite([part("527-600", "make_launcher"), part("720-760", "")], seen)
+    assert [c["cite"] for c in first] == ["backends/nvidia/driver.py:127-206@triton-3.6.0",
+                                          "backends/nvidia/driver.py:674-716@triton-3.6.0",
+                                          "backends/compiler.py:23-92@triton-3.6.0"]
+    assert [c["cite"] for c in again] == ["backends/nvidia/driver.py:720-760@triton-3.6.0"]
