@@ -111,6 +111,19 @@ def test_launch_config_search_leaves_computed_blocks_alone():
         assert plus.endswith(f"BLOCK_SIZE=block, num_warps={v.config['num_warps']})")
 
 
+def test_launch_config_search_adds_warps_only_with_the_tile_to_feed_them():
+    """strided_scale launches BLOCK 256 with 4 warps (2 elements a thread): 8 warps over the same 256 leave one
+    element a thread (x0.73 on the H200), so warps alone are not a candidate; more warps with a bigger tile are."""
+    before = src("strided_scale")
+    with pytest.raises(NotApplicable, match="adds warps the tile cannot keep busy"):
+        propose("launch_config_search", before, Context(params={"num_warps": [4, 8, 16]}))
+    proposal = propose("launch_config_search", before, Context(params={"BLOCK": [256, 512, 1024, 2048, 4096],
+                                                                       "num_warps": [4, 8]}))
+    for v in proposal.variants:
+        assert v.config["BLOCK"] / (32 * v.config["num_warps"]) >= 2, v.label
+    assert proposal.variants[0].config == {"BLOCK": 1024, "num_warps": 8, "num_stages": 3}  # the H200's winner
+
+
 def test_matmul_launch_search_keeps_shared_memory_in_bounds():
     proposal = propose("launch_config_search", src("matmul"),
                        Context(params={"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64, 128],

@@ -24,6 +24,7 @@ SMEM_LIMIT = 220 * 1024  # bytes of shared memory a config may use on sm_90 (228
 # The relative error a reduced-precision fp32 dot brings; the task's tolerance must already allow it.
 DOT_PRECISION_RTOL = {"tf32": 1e-3, "tf32x3": 1e-5}
 LAUNCH_DEFAULTS = {"num_warps": 4, "num_stages": 3}  # what Triton uses when the launch passes none
+MIN_ELEMS_PER_THREAD = 8  # scale_num_warps_with_tile's rule of thumb: 8-16 elements of the tile per thread
 
 
 @dataclass
@@ -126,10 +127,11 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
     configs = []
     for combo in itertools.product(*(space[k] for k in keys)):
         config = {**current, **dict(zip(keys, combo))}
-        if config != current and _fits(config, src) and _valid(config, blocks):
+        if config != current and _fits(config, src) and _valid(config, blocks) and _feeds_its_warps(config, current, blocks):
             configs.append(config)
     if not configs:
-        raise NotApplicable(f"every config in {space} equals the current one or exceeds shared memory")
+        raise NotApplicable(f"every config in {space} equals the current one, exceeds shared memory, or adds warps "
+                            "the tile cannot keep busy")
     configs = [{k: v for k, v in c.items() if v is not None} for c in configs]
     middle = {k: sorted(space[k])[len(space[k]) // 2] for k in keys}
     configs.sort(key=lambda c: sum(c[k] != middle[k] for k in keys))
@@ -141,6 +143,21 @@ def _search(src: Source, ctx: Context, only: tuple[str, ...] = ()) -> tuple[Laun
 
 def _valid(config: dict[str, int], blocks: list[str]) -> bool:
     return all(config[b] > 0 and config[b] & (config[b] - 1) == 0 for b in blocks if config.get(b) is not None)
+
+
+def _feeds_its_warps(config: dict[str, int], current: dict[str, int], blocks: list[str]) -> bool:
+    """More warps pay only when the tile keeps every thread busy: a config that raises num_warps may not leave each
+    thread fewer tile elements than now and fewer than MIN_ELEMS_PER_THREAD. (On the H200, strided_scale's BLOCK 256
+    at 8 warps, one element a thread, ran x0.73 against 4 warps, while BLOCK 1024 at 8 warps won.)"""
+    if any(c.get(n) is None for c in (config, current) for n in blocks + ["num_warps"]) or not blocks:
+        return True  # a computed block or warp count: the tile is unknown until run time
+    if config["num_warps"] <= current["num_warps"]:
+        return True
+    return _elems_per_thread(config, blocks) >= min(_elems_per_thread(current, blocks), MIN_ELEMS_PER_THREAD)
+
+
+def _elems_per_thread(config: dict[str, int], blocks: list[str]) -> float:
+    return math.prod(config[b] for b in blocks) / (32 * config["num_warps"])
 
 
 def _fits(config: dict[str, int], src: Source) -> bool:
