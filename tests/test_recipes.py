@@ -122,6 +122,9 @@ def test_launch_config_search_adds_warps_only_with_the_tile_to_feed_them():
     for v in proposal.variants:
         assert v.config["BLOCK"] / (32 * v.config["num_warps"]) >= 2, v.label
     assert proposal.variants[0].config == {"BLOCK": 1024, "num_warps": 8, "num_stages": 3}  # the H200's winner
+    # vector_add's BLOCK_SIZE 1024 feeds 8 warps a full 128-bit vector of fp32 each (4 elements): still a candidate
+    warps = propose("launch_config_search", src("vector_add"), Context(params={"num_warps": [4, 8, 16]}))
+    assert [v.config["num_warps"] for v in warps.variants] == [8]
 
 
 def test_matmul_launch_search_keeps_shared_memory_in_bounds():

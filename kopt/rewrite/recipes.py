@@ -24,7 +24,7 @@ SMEM_LIMIT = 220 * 1024  # bytes of shared memory a config may use on sm_90 (228
 # The relative error a reduced-precision fp32 dot brings; the task's tolerance must already allow it.
 DOT_PRECISION_RTOL = {"tf32": 1e-3, "tf32x3": 1e-5}
 LAUNCH_DEFAULTS = {"num_warps": 4, "num_stages": 3}  # what Triton uses when the launch passes none
-MIN_ELEMS_PER_THREAD = 8  # scale_num_warps_with_tile's rule of thumb: 8-16 elements of the tile per thread
+MIN_ELEMS_PER_THREAD = 4  # one 128-bit vector of fp32: with fewer, a thread cannot issue the widest load
 
 
 @dataclass
