@@ -93,3 +93,9 @@ def rerank(llm: Any, query: str, hits: list[Hit]) -> tuple[list[Hit], str | None
     first = sorted(relevance, key=lambda i: (-relevance[i], i))
     rest = [i for i in range(len(head)) if i not in relevance]
     return [head[i] for i in first + rest] + tail, None
+
+
+def search_reranked(index: Any, llm: Any, query: str, k: int, **search: Any) -> tuple[list[Hit], str | None]:
+    """The top k after the LLM reranked the hybrid top max(k, RERANK_DEPTH); the reason too when it fell back."""
+    hits, reason = rerank(llm, query, index.search(query, k=max(k, RERANK_DEPTH), **search))
+    return hits[:k], reason

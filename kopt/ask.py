@@ -187,12 +187,12 @@ def _retrieve(index: Any, query: str, corpus: str, llm: Any, notes: list[str]) -
     """The top 3 hybrid hits; with an LLM, the top 3 after it reranked the hybrid top RERANK_DEPTH."""
     if llm is None:
         return index.search(query, corpus=corpus, k=3)
-    from kopt.index.llm_rerank import RERANK_DEPTH, rerank
+    from kopt.index.llm_rerank import search_reranked
 
-    hits, fallback = rerank(llm, query, index.search(query, corpus=corpus, k=RERANK_DEPTH))
+    hits, fallback = search_reranked(index, llm, query, 3, corpus=corpus)
     if fallback:
         notes.append(fallback)
-    return hits[:3]
+    return hits
 
 
 def _prompt(answer: Answer) -> str:

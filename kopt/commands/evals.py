@@ -66,7 +66,7 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
     from rich.progress import Progress
 
     from kopt.index import open_index
-    from kopt.index.llm_rerank import RERANK_DEPTH, rerank
+    from kopt.index.llm_rerank import search_reranked
 
     settings = load_settings()
     llm = _rerank_llm(settings) if RERANKED in mode_list else None
@@ -79,12 +79,12 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
         def search(question: str, mode: str):
             if mode != RERANKED:
                 return index.search(question, corpus=corpus_list, k=k, mode=mode)
-            hits, reason = rerank(llm, question, index.search(question, corpus=corpus_list, k=max(k, RERANK_DEPTH)))
+            hits, reason = search_reranked(index, llm, question, k, corpus=corpus_list)
             if reason:
                 fell_back[question] = reason
             else:
                 fell_back.pop(question, None)  # so a failed warm-up query (the first question, again) is not counted
-            return hits[:k]
+            return hits
 
         with Progress(transient=True, disable=as_json) as progress:
             task = progress.add_task("retrieval eval", total=len(questions) * len(mode_list))
