@@ -31,6 +31,7 @@ class Settings:
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = 120.0
+    llm_exchange_dir: Path | None = None  # llm_provider "exchange": the folder of request and reply files
     sources: dict[str, str] = field(default_factory=dict)  # key -> where its value came from
 
     @property
