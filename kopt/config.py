@@ -3,11 +3,17 @@
 
 Keys are flat (``index_path``, ``embed_model``, ...); a TOML table ``[llm]`` with ``model = "x"``
 becomes ``llm_model``. Environment variables are the upper-cased key with a KOPT_ prefix.
+
+A workspace is not trusted the way the user is: a cloned repository's kopt.toml must not choose where the
+user's code, prompts or API key are sent. Settings that send data or credentials somewhere (every ``[llm]``
+key but the timeout, ``qdrant_url``) come only from the user's config, the environment or flags; a workspace
+kopt.toml that sets one is ignored for that key, with one warning line on stderr.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -60,6 +66,30 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise KoptError(f"{path}: not valid TOML: {exc}") from exc
 
 
+def trusted_only(key: str) -> bool:
+    """A setting that decides where data or credentials go (an LLM endpoint, its key, a prompt exchange folder,
+    a vector-database server): the user's own to choose, never a workspace's."""
+    return key == "qdrant_url" or (key.startswith("llm_") and key != "llm_timeout_s")
+
+
+_WARNED: set[tuple[Path, str]] = set()  # (file, key) already warned about in this process
+
+
+def _untrusted(path: Path, values: dict[str, object]) -> dict[str, object]:
+    """The workspace file's settings minus the trusted-only ones, warning once per file and key."""
+    kept = {}
+    for key, value in values.items():
+        if not trusted_only(key):
+            kept[key] = value
+        elif (path, key) not in _WARNED:
+            _WARNED.add((path, key))
+            table, _, name = key.partition("_") if key.startswith("llm_") else ("", "", key)
+            shown = f"[{table}] {name}" if table else name
+            print(f"kopt: warning: {path}: ignoring {shown}: where data and credentials are sent is set only in "
+                  f"the user config, KOPT_{key.upper()} or a flag, never by a workspace", file=sys.stderr)
+    return kept
+
+
 def _coerce(name: str, value: object, origin: str) -> object:
     """The value as its setting's type; a wrong type is the user's to fix, named with where it came from."""
     kinds = {f.name: f.type for f in fields(Settings)}
@@ -83,9 +113,10 @@ def load_settings(workspace: Path | None = None, **flags: object) -> Settings:
     settings = Settings(workspace=(workspace or Path.cwd()).resolve())
     known = {f.name for f in fields(Settings)} - {"workspace", "sources"}
     config_home = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+    workspace_file = settings.workspace / "kopt.toml"
     layers = [
         ("user config", _read_toml(config_home / "kopt" / "config.toml")),
-        ("kopt.toml", _read_toml(settings.workspace / "kopt.toml")),
+        ("kopt.toml", _untrusted(workspace_file, _read_toml(workspace_file))),
         ("environment", {k[5:].lower(): v for k, v in os.environ.items() if k.startswith("KOPT_") and k != "KOPT_HOME"}),
         ("flag", {k: v for k, v in flags.items() if v is not None}),
     ]
