@@ -4,16 +4,20 @@ Markdown tables plus SVG plots.
 Per operator the speedup is the geomean over its cases of initial time / best time (the best
 validated, timed round; 1.0 when no round improved). Over operators: geomean, median, how many
 passed 2x and 5x, the median best-round index, how many best rounds and trajectories reached each
-evidence level, final vs torch eager and torch.compile, fraction of roofline, rounds and wall time.
+evidence level, final vs torch eager and torch.compile, fraction of roofline, rounds and wall time,
+the candidates rejected and why, and LLM replies per win. Two arms of an experiment (two campaigns over
+the same operators, e.g. LLM rounds with and without diagnosis grounding) are compared operator by operator
+with a seeded bootstrap interval on the geomean ratio.
 Runs whose kernels could not be timed (no GPU) are counted, never given a made-up speedup.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from html import escape
 from typing import Any, Iterable
 
@@ -42,6 +46,10 @@ class OperatorResult:
     vs_eager: float | None  # final kernel vs torch eager (geomean over cases)
     vs_compile: float | None  # final kernel vs torch.compile
     roofline: float | None  # median over cases of the final kernel's fraction of its roofline
+    outcomes: dict[str, int] = field(default_factory=dict)  # rounds per outcome (every candidate tried)
+    llm_replies: int = 0  # rounds proposed by an LLM: one reply consumed each
+    win_levels: list[str] = field(default_factory=list)  # evidence level of each improved round ("none": no diagnosis)
+    grounding: str | None = None  # the run's --grounding (full | none), when it recorded one
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +104,10 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
         vs_eager=_ratio(eager, final_times) if timed else None,
         vs_compile=_ratio(compiled, final_times) if timed else None,
         roofline=roofline,
+        outcomes=dict(Counter(r.outcome for r in rounds)),
+        llm_replies=sum(r.proposer.startswith("llm") for r in rounds),
+        win_levels=[r.level_reached or "none" for r in rounds if r.outcome == "improved"],
+        grounding=(run.options or {}).get("grounding"),
     )
 
 
@@ -131,6 +143,79 @@ def summarize(results: list[OperatorResult]) -> dict[str, Any]:
         "rounds": sum(r.rounds for r in results),
         "wall_s": round(sum(r.wall_s for r in results), 1),
         "families": dict(Counter(r.family for r in results)),
+        **candidate_figures(results),
+    }
+
+
+# Why a candidate was not kept, in the report's order: `cheat` is validation catching a candidate that games its
+# judge, `unparsable` a reply without a usable code block, `rejected` the guard (the candidate changed what it is
+# judged by). Outcomes are read as strings, so a store with outcomes this list lacks still reports them (last).
+REJECT_REASONS = ("incorrect", "slower", "cheat", "unparsable", "compile_error", "crash", "timeout", "rejected",
+                  "proposer_error")
+KEPT = ("improved", "untimed")  # a win, or correct but not timed (no GPU): not rejected
+
+
+def candidate_figures(results: list[OperatorResult]) -> dict[str, Any]:
+    """Every round is one candidate: how many were rejected and why, and how many LLM replies a win took."""
+    outcomes: Counter[str] = Counter()
+    for r in results:
+        outcomes.update(r.outcomes)
+    candidates = sum(outcomes.values())
+    reasons = {k: outcomes[k] for k in REJECT_REASONS if outcomes[k]}
+    reasons.update(sorted((k, v) for k, v in outcomes.items() if k not in REJECT_REASONS and k not in KEPT))
+    wins = outcomes["improved"]
+    replies = sum(r.llm_replies for r in results)
+    levels = Counter(lv for r in results for lv in r.win_levels)
+    return {
+        "candidates": candidates,
+        "rejected": sum(reasons.values()),
+        "rejected_share": sum(reasons.values()) / candidates if candidates else None,
+        "reasons": reasons,
+        "wins": wins,
+        "llm_replies": replies,
+        "replies_per_win": replies / wins if wins else None,
+        "win_levels": {lv: levels[lv] for lv in ("none", *LEVELS)},
+    }
+
+
+# --- two arms, operator by operator ------------------------------------------------------------
+
+TIE = 0.02  # speedups within 2% of each other are a tie: timing noise (optimize.MIN_GAIN is the same)
+
+
+def bootstrap_geomean(ratios: list[float], *, seed: int = 0, resamples: int = 10000) -> tuple[float, float]:
+    """95% percentile interval of the geomean of `ratios`, resampling operators with replacement (seeded)."""
+    logs = [math.log(r) for r in ratios]
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
+    return math.exp(means[round(0.025 * (resamples - 1))]), math.exp(means[round(0.975 * (resamples - 1))])
+
+
+def compare_arms(a: list[OperatorResult], b: list[OperatorResult], *, seed: int = 0,
+                 resamples: int = 10000) -> dict[str, Any]:
+    """Per operator timed in both arms: both final speedups over the initial kernel and their ratio a/b;
+    then the geomean ratio with its bootstrap interval, and wins (a better by > 2%), losses and ties."""
+    by_a, by_b = {r.op: r for r in a}, {r.op: r for r in b}
+    pairs = []
+    for op in sorted(set(by_a) & set(by_b)):
+        ra, rb = by_a[op], by_b[op]
+        if ra.speedup is None or rb.speedup is None:
+            continue
+        ratio = ra.speedup / rb.speedup
+        verdict = "tie" if abs(math.log(ratio)) <= math.log(1 + TIE) else ("win" if ratio > 1 else "loss")
+        pairs.append({"op": op, "family": ra.family, "a": ra.speedup, "b": rb.speedup, "ratio": ratio,
+                      "verdict": verdict})
+    ratios = [p["ratio"] for p in pairs]
+    verdicts = Counter(p["verdict"] for p in pairs)
+    return {
+        "pairs": pairs,
+        "operators": len(pairs),
+        "geomean_ratio": geomean(ratios),
+        "ci95": list(bootstrap_geomean(ratios, seed=seed, resamples=resamples)) if ratios else None,
+        "seed": seed, "resamples": resamples,
+        "wins": verdicts["win"], "losses": verdicts["loss"], "ties": verdicts["tie"],
+        "untimed": sorted(op for op in set(by_a) & set(by_b) if op not in {p["op"] for p in pairs}),
+        "only_a": sorted(set(by_a) - set(by_b)), "only_b": sorted(set(by_b) - set(by_a)),
     }
 
 
@@ -154,8 +239,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def summary_markdown(by_policy: dict[str, dict[str, Any]]) -> str:
-    """One column per policy: the paper's figures side by side (the causal-isolation comparison)."""
+def summary_markdown(by_policy: dict[str, dict[str, Any]], extra: list[tuple] = ()) -> str:
+    """One column per policy (or arm): the paper's figures side by side (the causal-isolation comparison)."""
     names = list(by_policy)
     rows = [
         ("operators (timed)", lambda s: f"{s['operators']} ({s['timed']})"),
@@ -174,16 +259,17 @@ def summary_markdown(by_policy: dict[str, dict[str, Any]]) -> str:
         ("final vs torch.compile (geomean)", lambda s: _x(s["geomean_vs_compile"])),
         ("median fraction of roofline", lambda s: _pct(s["median_roofline"])),
         ("rounds / wall time", lambda s: f"{s['rounds']} / {s['wall_s'] / 60:.1f} min"),
+        *extra,
     ]
     return _table(["figure", *names], [[label, *(fmt(by_policy[p]) for p in names)] for label, fmt in rows])
 
 
-def operators_markdown(results: list[OperatorResult]) -> str:
+def operators_markdown(results: list[OperatorResult], group: str = "policy") -> str:
     rows = [[r.op, r.family, r.policy, _x(r.speedup), _num(r.best_round), r.best_level or "-",
              r.deepest_level or "-", str(r.rounds), _x(r.initial_vs_eager), _x(r.vs_eager), _x(r.vs_compile),
              _pct(r.roofline), f"{r.wall_s:.0f}s", r.status]
             for r in sorted(results, key=lambda r: (r.policy, r.family, r.op))]
-    return _table(["operator", "family", "policy", "speedup", "best round", "best at", "deepest", "rounds",
+    return _table(["operator", "family", group, "speedup", "best round", "best at", "deepest", "rounds",
                    "initial/eager", "final/eager", "final/compile", "roofline", "wall", "status"], rows)
 
 
@@ -307,4 +393,72 @@ def report_markdown(results: list[OperatorResult], env: dict[str, Any], title: s
         parts += ["### Plots", ""]
         parts += [f"![{name}]({plot_dir}/{name})" for name in plots(results, summaries)]
         parts.append("")
+    return "\n".join(parts)
+
+
+# --- arms of an experiment (one campaign each) ---------------------------------------------------
+
+def _share(n: int, total: int) -> str:
+    return f"{n} ({_pct(n / total)})" if total else "-"
+
+
+ARM_ROWS = [
+    ("grounding", lambda s: ", ".join(s["groundings"]) or "-"),
+    ("candidates (rounds) / improved", lambda s: f"{s['candidates']} / {s['wins']}"),
+    ("candidates rejected", lambda s: _share(s["rejected"], s["candidates"])),
+    ("LLM replies consumed / per win", lambda s: f"{s['llm_replies']} / "
+                                                 f"{_num(None if s['replies_per_win'] is None else round(s['replies_per_win'], 2))}"),
+    ("evidence level of wins, none/L1/L2/L3/L4", lambda s: "/".join(str(v) for v in s["win_levels"].values())),
+]
+
+
+def arm_summary(results: list[OperatorResult]) -> dict[str, Any]:
+    return {**summarize(results), "groundings": sorted({r.grounding for r in results if r.grounding})}
+
+
+def reasons_markdown(summaries: dict[str, dict[str, Any]]) -> str:
+    """Rejected candidates per reason and arm, as count (share of that arm's candidates)."""
+    reasons = [k for k in REJECT_REASONS if any(k in s["reasons"] for s in summaries.values())]
+    reasons += sorted({k for s in summaries.values() for k in s["reasons"]} - set(reasons))
+    labels = {"rejected": "rejected (guard)", "unparsable": "unparsable reply"}
+    rows = [[labels.get(k, k), *(_share(s["reasons"].get(k, 0), s["candidates"]) for s in summaries.values())]
+            for k in reasons]
+    return _table(["reason", *summaries], rows) if rows else "None rejected."
+
+
+def compare_markdown(names: tuple[str, str], cmp: dict[str, Any]) -> str:
+    """The paired table and one line with the geomean ratio, its interval and the wins/losses/ties."""
+    a, b = names
+    rows = [[p["op"], p["family"], _x(p["a"]), _x(p["b"]), f"{p['ratio']:.3f}", p["verdict"]] for p in cmp["pairs"]]
+    parts = [_table(["operator", "family", a, b, f"{a} / {b}", f"{a} vs {b}"], rows) if rows else "No operator "
+             "timed in both arms.", ""]
+    if cmp["pairs"]:
+        lo, hi = cmp["ci95"]
+        parts.append(f"Geomean {a} / {b}: **{cmp['geomean_ratio']:.3f}** (95% bootstrap interval {lo:.3f}-{hi:.3f} "
+                     f"over {cmp['operators']} operators, {cmp['resamples']} resamples, seed {cmp['seed']}); "
+                     f"{a} better on {cmp['wins']}, worse on {cmp['losses']}, ties (within {TIE:.0%}) {cmp['ties']}.")
+    left = [f"untimed in an arm: {', '.join(cmp['untimed'])}" if cmp["untimed"] else "",
+            f"only in {a}: {', '.join(cmp['only_a'])}" if cmp["only_a"] else "",
+            f"only in {b}: {', '.join(cmp['only_b'])}" if cmp["only_b"] else ""]
+    if any(left):
+        parts.append("Not compared: " + "; ".join(x for x in left if x) + ".")
+    return "\n".join(parts)
+
+
+def arms_markdown(arms: dict[str, list[OperatorResult]], env: dict[str, Any], title: str,
+                  compare: dict[str, Any] | None = None) -> str:
+    """The RESULTS.md section of an experiment: figures per arm, rejected candidates by reason, the paired
+    comparison of two arms (when given), and every operator of every arm."""
+    summaries = {name: arm_summary(results) for name, results in arms.items()}
+    env_line = ", ".join(f"{k} {v}" for k, v in env.items() if v)
+    parts = [f"## {title}", "", f"Measured: {env_line}.", "",
+             "Speedup is per operator the geomean over its cases of initial time / time of the best validated round; "
+             "every round is one candidate (one LLM reply with the LLM proposer).", "",
+             summary_markdown(summaries, ARM_ROWS), "", "### Candidates rejected, by reason", "",
+             reasons_markdown(summaries), ""]
+    if compare is not None:
+        names = tuple(arms)[:2]
+        parts += [f"### {names[0]} vs {names[1]}, operator by operator", "", compare_markdown(names, compare), ""]
+    tagged = [replace(r, policy=name) for name, results in arms.items() for r in results]
+    parts += ["### Per operator", "", operators_markdown(tagged, group="arm"), ""]
     return "\n".join(parts)

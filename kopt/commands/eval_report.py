@@ -1,4 +1,5 @@
-"""`kopt eval report`: the campaign's Markdown tables and SVG plots, from one or more rounds stores."""
+"""`kopt eval report`: the campaign's Markdown tables and SVG plots, from one or more rounds stores; or the
+figures of an experiment's arms (one campaign each) and the paired comparison of two of them."""
 
 from __future__ import annotations
 
@@ -47,8 +48,32 @@ def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
             "summaries": {p: summarize([r for r in results if r.policy == p]) for p in policies}}
 
 
+def arm_results(store_dirs: list[Path], arms: list[str]) -> dict[str, Any]:
+    """Per arm (a campaign name) its operator results, one per operator; and the environment."""
+    out: dict[str, Any] = {"arms": {}, "env": {}}
+    for arm in arms:
+        report = accounting(store_dirs, arm)
+        results = report["results"]
+        if not results:
+            raise KoptError(f"no runs of campaign {arm!r} in {', '.join(map(str, store_dirs))} (each arm is a campaign "
+                            "name: kopt eval suite --campaign NAME)")
+        ops = [r.op for r in results]
+        if len(set(ops)) != len(ops):
+            raise KoptError(f"campaign {arm!r} ran several policies per operator; an arm is one run per operator "
+                            "(compare policies with kopt eval report --campaign NAME)")
+        out["arms"][arm] = results
+        out["env"] = out["env"] or report["env"]
+    return out
+
+
 @click.command("report")
 @click.option("--campaign", default="suite", show_default=True)
+@click.option("--arm", "arms", multiple=True, help="Report an experiment's arm: a campaign name (repeat for several).")
+@click.option("--compare", nargs=2, default=None, metavar="ARM_A ARM_B",
+              help="Both arms' figures and their paired per-operator comparison (ratio ARM_A / ARM_B).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval (--compare).")
+@click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10000, show_default=True,
+              help="Bootstrap resamples over operators (--compare).")
 @click.option("--store", "stores", multiple=True, type=click.Path(path_type=Path),
               help="Rounds stores to merge (repeat); default: this workspace's .kopt/.")
 @click.option("--plots", "plot_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -57,13 +82,20 @@ def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
               help="Append the Markdown section to this file (e.g. evals/RESULTS.md) in one write.")
 @click.option("--title", default=None, help="Section title (default: 'Suite campaign: <campaign>').")
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON instead.")
-def report_cmd(campaign: str, stores: tuple[Path, ...], plot_dir: Path | None, append_to: Path | None,
-               title: str | None, as_json: bool) -> None:
-    """Markdown tables (policy comparison, per operator, shortfalls) and SVG plots of a suite campaign."""
+def report_cmd(campaign: str, arms: tuple[str, ...], compare: tuple[str, str] | None, seed: int, resamples: int,
+               stores: tuple[Path, ...], plot_dir: Path | None, append_to: Path | None, title: str | None,
+               as_json: bool) -> None:
+    """Markdown tables (policy comparison, per operator, shortfalls) and SVG plots of a suite campaign; with --arm
+    or --compare, an experiment's arms (campaigns) side by side."""
     from kopt.config import load_settings
     from kopt.suite_report import plots, report_markdown
 
-    report = accounting(list(stores) or [load_settings().state_dir], campaign)
+    store_dirs = list(stores) or [load_settings().state_dir]
+    if arms or compare:
+        _report_arms(store_dirs, list(dict.fromkeys([*(compare or ()), *arms])), compare, seed, resamples,
+                     append_to, title, as_json)
+        return
+    report = accounting(store_dirs, campaign)
     if not report["results"]:
         raise KoptError(f"no runs of campaign {campaign!r} in {', '.join(map(str, stores)) or '.kopt'} "
                         "(kopt eval suite --campaign NAME)")
@@ -81,6 +113,28 @@ def report_cmd(campaign: str, stores: tuple[Path, ...], plot_dir: Path | None, a
         with open(append_to, "a") as fh:
             fh.write("\n" + text)
         click.echo(f"appended to {append_to}; plots in {plot_dir}", err=True)
+    else:
+        click.echo(text)
+
+
+def _report_arms(store_dirs: list[Path], arms: list[str], compare: tuple[str, str] | None, seed: int,
+                 resamples: int, append_to: Path | None, title: str | None, as_json: bool) -> None:
+    from kopt.suite_report import arm_summary, arms_markdown, compare_arms
+
+    if compare and compare[0] == compare[1]:
+        raise KoptError(f"--compare {compare[0]} {compare[1]}: give two different arms")
+    data = arm_results(store_dirs, arms)
+    paired = compare_arms(*(data["arms"][a] for a in compare), seed=seed, resamples=resamples) if compare else None
+    if as_json:
+        emit_json({"env": data["env"], "compare": paired, "arms": {
+            name: {"summary": arm_summary(results), "results": [r.to_dict() for r in results]}
+            for name, results in data["arms"].items()}})
+        return
+    text = arms_markdown(data["arms"], data["env"], title or f"Experiment: {' vs '.join(arms)}", paired)
+    if append_to:
+        with open(append_to, "a") as fh:
+            fh.write("\n" + text)
+        click.echo(f"appended to {append_to}", err=True)
     else:
         click.echo(text)
 
