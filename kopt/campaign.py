@@ -8,6 +8,9 @@ split over calls or machines merge in the report. A job runs in its own child pr
 it jobs, and several workers may share a GPU (their timed sections take turns through a per-GPU lock).
 With --ray the same jobs go to a Ray cluster whose nodes share the workspace.
 After optimizing, a timed job also benches torch eager and torch.compile on the same cases.
+With the prompt exchange (--llm-exchange DIR) a job stops `waiting` for its LLM reply; the same call again
+advances every waiting run by one round (its reply's candidate validated and timed, the next request written).
+The grounding ablation's arms (--grounding full|none) are separate runs of one campaign.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class Job:
     minutes: float | None = None
     resume: str | None = None  # run id to continue
     references_only: bool = False  # the run is done; only torch eager / torch.compile are missing
+    grounding: str = "full"  # the LLM prompt's grounding arm (kopt.optimize.GROUNDINGS)
+    exchange: str | None = None  # the prompt exchange folder, when the LLM answers through files
 
 
 def suite_ops(suite_dir: Path, names: list[str] | None = None) -> list[SuiteOp]:
@@ -72,14 +77,15 @@ def suite_ops(suite_dir: Path, names: list[str] | None = None) -> list[SuiteOp]:
     return ops
 
 
-def campaign_runs(stores: list[Any], campaign: str) -> dict[tuple[str, str], tuple[Any, Any]]:
-    """(op, policy) -> (store, run) of the campaign's runs across stores; a finished run wins over an
-    unfinished one, then the one with more rounds (so split campaigns merge)."""
+def campaign_runs(stores: list[Any], campaign: str, grounding: str | None = None) -> dict[tuple[str, str], tuple[Any, Any]]:
+    """(op, policy) -> (store, run) of the campaign's runs across stores (only those of one grounding arm when
+    `grounding` is given); a finished run wins over an unfinished one, then the one with more rounds (so split
+    campaigns merge)."""
     chosen: dict[tuple[str, str], tuple[Any, Any, tuple]] = {}
     for store in stores:
         for run in store.runs():
             opts = run.options or {}
-            if opts.get("campaign") != campaign:
+            if opts.get("campaign") != campaign or grounding not in (None, opts.get("grounding", "full")):
                 continue
             key = (opts.get("op"), opts.get("policy", "progressive"))
             rank = (run.status == "done", len(store.rounds(run.run_id)), run.created)
@@ -89,13 +95,15 @@ def campaign_runs(stores: list[Any], campaign: str) -> dict[tuple[str, str], tup
 
 
 def plan_jobs(store: Any, ops: list[SuiteOp], policies: list[str], campaign: str, rounds: int, proposer: str,
-              minutes: float | None = None) -> tuple[list[Job], list[str]]:
-    """Jobs still to do, and the run ids already finished (skipped)."""
-    existing = campaign_runs([store], campaign)
+              minutes: float | None = None, grounding: str = "full",
+              exchange: str | None = None) -> tuple[list[Job], list[str]]:
+    """Jobs still to do (new, interrupted or waiting runs of this grounding arm), and the run ids already finished."""
+    existing = campaign_runs([store], campaign, grounding)
     jobs, finished = [], []
     for policy in policies:
         for op in ops:
-            base = Job(op.name, str(op.path), op.family, policy, campaign, rounds, proposer, minutes)
+            base = Job(op.name, str(op.path), op.family, policy, campaign, rounds, proposer, minutes,
+                       grounding=grounding, exchange=exchange)
             hit = existing.get((op.name, policy))
             run = hit[1] if hit else None
             if run is None:
@@ -266,25 +274,27 @@ def run_job(job: Job) -> dict[str, Any]:
 
     settings = load_settings()
     tags = {"campaign": job.campaign, "op": job.op, "family": job.family}
+    arm = "" if job.grounding == "full" else f"-{job.grounding}"
     if job.references_only:
-        summary = {"run_id": job.resume, "stop_reason": "already done"}
+        summary = {"run_id": job.resume, "status": "done", "stop_reason": "already done"}
     else:
         summary = optimize(None if job.resume else job.path, rounds=job.rounds, minutes=job.minutes,
                            proposer=job.proposer, resume=job.resume, policy=job.policy, tags=tags,
-                           out=settings.state_dir / "best" / f"{job.op}-{job.policy}.py", settings=settings)
+                           out=settings.state_dir / "best" / f"{job.op}-{job.policy}{arm}.py", settings=settings,
+                           grounding=None if job.resume else job.grounding, llm_exchange=job.exchange)
     store = RoundsStore(settings.state_dir)
     try:
         run = store.run(summary["run_id"])
         extra: dict[str, Any] = {"env": environment()}
-        if run.timing.get("available"):
+        if run.timing.get("available") and run.status == "done":  # a waiting run measures them when it is done
             extra["references"] = known_references(store, run) or measure_references(
                 Path(run.task_path), store.root / "work" / run.run_id)
         store.set_status(run.run_id, run.status, run.stop_reason, {**run.options, **extra})
     finally:
         store.close()
-    return {"op": job.op, "policy": job.policy, "ok": True, "run_id": summary["run_id"],
-            "stop_reason": summary.get("stop_reason"), "speedup": summary.get("speedup"),
-            "rounds": len(summary.get("rounds") or [])}
+    return {"op": job.op, "policy": job.policy, "grounding": job.grounding, "ok": True, "run_id": summary["run_id"],
+            "status": summary.get("status"), "stop_reason": summary.get("stop_reason"), "speedup": summary.get("speedup"),
+            "rounds": len(summary.get("rounds") or []), "waiting": summary.get("waiting") or []}
 
 
 def main() -> int:

@@ -1,13 +1,26 @@
 """The LLM from settings, through llama-index: an OpenAI-compatible server (vLLM, SGLang, Ollama,
-llama.cpp), OpenAI, or Anthropic. None when no provider is configured: every caller has an offline path."""
+llama.cpp), OpenAI, Anthropic, or the prompt exchange (requests and replies as files, kopt/exchange.py).
+None when no provider is configured: every caller has an offline path."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kopt.errors import KoptError
 
-PROVIDERS = ("openai-like", "openai", "anthropic")
+PROVIDERS = ("openai-like", "openai", "anthropic", "exchange")
+REPLY_FORMAT = "first line `model: NAME` (the model that wrote it), then the reply text verbatim"
+
+
+class ExchangeWaiting(KoptError):
+    """A prompt-exchange request is written and has no reply yet: the caller stops cleanly (nothing is spent)
+    and the same command goes on once the reply is there."""
+
+    def __init__(self, request_id: str, request: Path, reply: Path):
+        self.request_id, self.request, self.reply = request_id, request, reply
+        super().__init__(f"waiting for the LLM reply to {request}: write {reply} ({REPLY_FORMAT}), then run the "
+                         "same command again")
 
 
 def make_llm(settings: Any) -> Any | None:
@@ -17,6 +30,13 @@ def make_llm(settings: Any) -> Any | None:
         return None
     if provider not in PROVIDERS:
         raise KoptError(f"unknown llm_provider {provider!r}; use one of {', '.join(PROVIDERS)}")
+    if provider == "exchange":
+        if not settings.llm_exchange_dir:
+            raise KoptError("llm_provider exchange needs llm_exchange_dir (--llm-exchange DIR, or [llm] exchange_dir)")
+        from kopt.exchange import ExchangeLLM
+
+        return ExchangeLLM(exchange_dir=str(Path(settings.llm_exchange_dir).resolve()),
+                           model=settings.llm_model or "exchange")
     if not settings.llm_model:
         raise KoptError(f"llm_provider {provider} needs llm_model (KOPT_LLM_MODEL or [llm] model in kopt.toml)")
     try:
@@ -48,6 +68,8 @@ def complete(llm: Any, system: str, user: str) -> str:
 
     try:
         reply = llm.chat([ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)])
+    except KoptError:  # the exchange's waiting signal and its refusals already say what to do
+        raise
     except Exception as exc:  # network, HTTP and provider errors all end the same way for the user
         raise KoptError(f"the LLM ({getattr(llm, 'model', '?')}) failed: {type(exc).__name__}: {str(exc)[:200]}") from exc
     return (reply.message.content or "").strip()

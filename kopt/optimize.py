@@ -3,8 +3,14 @@ shapes) -> time -> record, as auditable, resumable rounds.
 
 Each round diagnoses the current best kernel (escalate.diagnose stops at the cheapest level with a
 grounded hypothesis, and is told which hypotheses already failed), takes the first untried
-(finding, pattern) pair whose recipe applies (or asks the LLM), and commits the round to the store.
-It stops on the round or time budget, when nothing is left to try, or within 10% of the roofline.
+(finding, pattern) pair whose recipe applies (or asks the LLM: one request per round, its reply's
+"Change:" line is the round's hypothesis), and commits the round to the store. It stops on the round
+or time budget, when nothing is left to try, or within 10% of the roofline.
+
+Grounding (the ablation): "full" gives the LLM the diagnosis as evidence; "none" gives it the same prompt
+without the diagnosis, and the loop does not diagnose at all. With the prompt exchange
+(kopt/exchange.py) a round whose request has no reply yet is not spent: the request and the round's
+state are recorded (store.set_pending), the run stops `waiting`, and --resume goes on from there.
 
 Without a GPU nothing can be timed: candidates are still proposed and validated through the
 interpreter, and the round's outcome is `untimed` (validated, speed unknown), never a win.
@@ -23,12 +29,12 @@ from kopt.diagnose.escalate import SYMPTOMS
 from kopt.diagnose.findings import Finding
 from kopt.diagnose.l1 import fits, l1_view
 from kopt.errors import KoptError
+from kopt.llm import ExchangeWaiting
 from kopt.patterns import Pattern
 from kopt.rounds.store import Round, RoundsStore, Run, best_round
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
-LLM_TRIES = 2  # LLM attempts per finding: the second sees why the first failed
 VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
                          "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash"}
 Event = Callable[[str, dict[str, Any]], None]
@@ -36,6 +42,7 @@ Event = Callable[[str, dict[str, Any]], None]
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
 POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"}
 POLICIES = tuple(POLICY_LEVEL)
+GROUNDINGS = ("full", "none")  # what the LLM's prompt holds besides the kernel, its timings and the rounds
 
 
 def pattern_order(finding: Finding, catalog: dict[str, Pattern], kinds: Iterable[str] | None = None) -> list[str]:
@@ -52,15 +59,14 @@ def pattern_order(finding: Finding, catalog: dict[str, Pattern], kinds: Iterable
 
 @dataclass
 class Hypothesis:
-    finding: Finding
+    finding: Finding | None  # None: an LLM round, which weighs every finding itself
     pattern_id: str | None
     recipe: str | None  # None: the LLM proposes
     params: dict[str, Any] = field(default_factory=dict)
-    attempt: int = 1  # for the LLM: which try at this finding
 
     @property
     def key(self) -> str:
-        return f"{self.finding.id}/{self.pattern_id if self.recipe else f'llm{self.attempt}'}"
+        return f"{self.finding.id}/{self.pattern_id}" if self.finding else "llm"
 
 
 @dataclass
@@ -143,6 +149,7 @@ class Optimizer:
         self.work = store.root / "work" / run.run_id
         self.work.mkdir(parents=True, exist_ok=True)
         self.llm: Any = None
+        self.grounding = run.options.get("grounding", "full")
         self.proposal: Any = None  # the recipe Proposal behind the current candidate (None for the LLM)
         self._task: Any = None
 
@@ -173,14 +180,32 @@ class Optimizer:
             stop = self.budget_stop(n, spent, opts, best)
             if stop:
                 break
-            stop = self.one_round(n, rounds, best)
+            try:
+                stop = self.one_round(n, rounds, best)
+            except ExchangeWaiting as wait:
+                return self.waiting(wait)
         self.store.set_status(self.run_row.run_id, "done", stop)
+        summary = self.summary("done", stop)
+        self.emit("stop", summary)
+        return summary
+
+    def summary(self, status: str, stop: str | None) -> dict[str, Any]:
         rounds, best = self.state()
         written = self.write_best(best, rounds) if best else None
-        summary = {"run_id": self.run_row.run_id, "task": str(self.task_path), "stop_reason": stop,
-                   "timing": self.run_row.timing, "rounds": [r.to_dict() for r in rounds],
-                   "best_round": best.n if best else None, "speedup": best.speedup_initial if best else None,
-                   "out": str(written) if written else None}
+        return {"run_id": self.run_row.run_id, "task": str(self.task_path), "status": status, "stop_reason": stop,
+                "options": self.run_row.options, "timing": self.run_row.timing,
+                "initial": initial_cases(self.run_row), "rounds": [r.to_dict() for r in rounds],
+                "best_round": best.n if best else None, "speedup": best.speedup_initial if best else None,
+                "out": str(written) if written else None}
+
+    def waiting(self, wait: ExchangeWaiting) -> dict[str, Any]:
+        """The round's request has no reply yet: nothing is spent; the run stops `waiting` until --resume."""
+        stop = f"waiting for the LLM reply {wait.reply}"
+        self.store.set_status(self.run_row.run_id, "waiting", stop)
+        summary = self.summary("waiting", stop)
+        summary["waiting"] = [{"request": str(wait.request), "reply": str(wait.reply)}]
+        summary["resume"] = (f"kopt optimize --resume {self.run_row.run_id} "
+                             f"--llm-exchange {self.settings.llm_exchange_dir}")
         self.emit("stop", summary)
         return summary
 
@@ -196,13 +221,45 @@ class Optimizer:
 
     def one_round(self, n: int, rounds: list[Round], best: Round | None) -> str | None:
         """Run round n; returns a stop reason when there is nothing left to try."""
-        from kopt.diagnose.escalate import diagnose
-
         t0 = time.monotonic()
         current = self.work / "current.py"
         current.write_text(self.best_source(best))
+        pending = next((p for p in self.store.pending(self.run_row.run_id) if p["n"] == n), None)
+        if pending is not None:  # the request went out before: ask it again, do not diagnose again
+            self.llm_round(n, rounds, best, current.read_text(), [], pending["state"], t0, pending["request"])
+            return None
+        if self.grounding == "none":  # the ablation's arm runs no diagnosis at all (it costs GPU time)
+            self.llm_round(n, rounds, best, current.read_text(), [], self.llm_state([], None, [], None, t0), t0)
+            return None
         tried = {r.hypothesis_key for r in rounds}
         failed = self.same_fix({r.pattern_id for r in rounds if r.pattern_id}) | self.exhausted(rounds)
+        diag, levels, reached = self.diagnose(n, current, failed)
+        skipped: list[str] = []
+        self.emit("phase", {"n": n, "phase": "proposing"})
+        for hyp in self.hypotheses(diag.findings, tried, failed, l1_view(current.read_text())[0]):
+            if hyp.recipe is None:
+                state = self.llm_state(diag.findings, self.store.put_json(diag.to_dict()), levels, reached, t0, skipped)
+                self.llm_round(n, rounds, best, current.read_text(), diag.findings, state, t0)
+                return None
+            candidate = self.propose(hyp, current.read_text(), skipped)
+            if candidate is None:
+                continue
+            same = next((r.n for r in rounds if candidate.source and r.candidate == self.store.put(candidate.source)), None)
+            if same is not None and self.proposal is not None and (len(self.proposal.variants) == 1 or not self.timed):
+                skipped.append(f"{hyp.key}: the same candidate as round {same}")
+                continue
+            evidence = {"findings": self.store.put_json(diag.to_dict())}
+            self.emit("phase", {"n": n, "phase": f"validating {candidate.label}"})
+            result = self.evaluate(n, candidate, best)
+            self.commit(n, hyp, candidate, result, best, evidence, levels, reached, skipped, t0)
+            return None
+        why = "; ".join(skipped[-6:])
+        return "no untried hypothesis left" + (f" (passed over: {why})" if why else "")
+
+    def diagnose(self, n: int, current: Path, failed: set[str]) -> tuple[Any, list[dict], str | None]:
+        """The diagnosis of the current kernel under the run's policy: (diagnosis, levels, deepest level used)."""
+        from kopt.diagnose.escalate import diagnose
+
         self.emit("phase", {"n": n, "phase": "diagnosing"})
         try:
             policy = self.run_row.options.get("policy", "progressive")
@@ -218,29 +275,14 @@ class Optimizer:
         except KoptError as exc:
             raise KoptError(f"round {n}: diagnosing the current kernel failed: {exc}") from exc
         levels = [vars(lv) for lv in diag.levels]
-        reached = next((lv["level"] for lv in reversed(levels) if lv["status"] == "used"), None)
-        skipped: list[str] = []
-        self.emit("phase", {"n": n, "phase": "proposing"})
-        for hyp in self.hypotheses(diag.findings, tried, failed, l1_view(current.read_text())[0]):
-            candidate = self.propose(hyp, current.read_text(), rounds, diag.findings, skipped)
-            if candidate is None:
-                continue
-            same = next((r.n for r in rounds if candidate.source and r.candidate == self.store.put(candidate.source)), None)
-            if same is not None and self.proposal is not None and (len(self.proposal.variants) == 1 or not self.timed):
-                skipped.append(f"{hyp.key}: the same candidate as round {same}")
-                continue
-            evidence = {"findings": self.store.put_json(diag.to_dict())}
-            if candidate.transcript:
-                evidence["transcript"] = self.store.put(candidate.transcript)
-            if not candidate.source:
-                result = Outcome("proposer_error", candidate.summary, [], [], [], None)
-            else:
-                self.emit("phase", {"n": n, "phase": f"validating {candidate.label}"})
-                result = self.evaluate(n, candidate, best)
-            self.commit(n, hyp, candidate, result, best, evidence, levels, reached, skipped, t0)
-            return None
-        why = "; ".join(skipped[-6:])
-        return "no untried hypothesis left" + (f" (passed over: {why})" if why else "")
+        return diag, levels, next((lv["level"] for lv in reversed(levels) if lv["status"] == "used"), None)
+
+    @staticmethod
+    def llm_state(findings: list[Finding], diagnosis: str | None, levels: list[dict], reached: str | None, t0: float,
+                  skipped: list[str] = ()) -> dict[str, Any]:
+        """What an LLM round needs to be committed later without diagnosing again (kept with a pending request)."""
+        return {"finding_ids": [f.id for f in findings], "findings": diagnosis, "levels": levels, "reached": reached,
+                "skipped": list(skipped), "diagnosis_s": round(time.monotonic() - t0, 2)}
 
     def same_fix(self, tried: set[str]) -> set[str]:
         """The tried patterns and every pattern with the same recipe and parameters (a synthesized L1 shortcut and
@@ -273,12 +315,13 @@ class Optimizer:
 
     def hypotheses(self, findings: list[Finding], tried: set[str], done: set[str] = frozenset(),
                    kinds: Iterable[str] | None = None) -> list[Hypothesis]:
-        """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM.
-        `done`: patterns whose fix was already tried under any finding; `kinds`: the current kernel's (L1's view)."""
+        """Untried (finding, pattern) pairs in the diagnosis' order: root causes first, recipes before the LLM (one
+        LLM hypothesis, always untried: it weighs every finding itself). `done`: patterns whose fix was already
+        tried under any finding; `kinds`: the current kernel's (L1's view)."""
         from kopt.rewrite.recipes import RECIPES
 
         mode = self.run_row.options["proposer"]
-        recipe_hyps, llm_hyps = [], []
+        recipe_hyps, llm_hyps = [], [Hypothesis(None, None, None)]
         for f in findings:
             if f.id in SYMPTOMS and not f.patterns:
                 continue
@@ -286,20 +329,16 @@ class Optimizer:
                 pattern = self.catalog.get(pid)
                 if pattern and pattern.recipe_name in RECIPES and pid not in done:
                     recipe_hyps.append(Hypothesis(f, pid, pattern.recipe_name, dict(pattern.recipe.get("params") or {})))
-            llm_hyps += [Hypothesis(f, (f.patterns or [None])[0], None, attempt=k) for k in range(1, LLM_TRIES + 1)]
-        chosen = {"recipes": recipe_hyps, "llm": llm_hyps, "auto": recipe_hyps + (llm_hyps if self.llm_ready() else [])}
-        return [h for h in chosen[mode] if h.key not in tried]
+        recipe_hyps = [h for h in recipe_hyps if h.key not in tried]
+        return {"recipes": recipe_hyps, "llm": llm_hyps, "auto": recipe_hyps + (llm_hyps if self.llm_ready() else [])}[mode]
 
     def llm_ready(self) -> bool:
         return bool(self.settings.llm_provider)
 
-    def propose(self, hyp: Hypothesis, source: str, rounds: list[Round], findings: list[Finding],
-                skipped: list[str]) -> Candidate | None:
+    def propose(self, hyp: Hypothesis, source: str, skipped: list[str]) -> Candidate | None:
         from kopt.rewrite.cst import NotApplicable
         from kopt.rewrite.recipes import Context, propose
 
-        if hyp.recipe is None:
-            return self.propose_llm(hyp, source, rounds, findings)
         task = self.task()
         ctx = Context(params=hyp.params, kernel_lines=hyp.finding.kernel_lines, tolerance=task.tolerance,
                       cases=task.cases + task.held_out)
@@ -312,20 +351,55 @@ class Optimizer:
         return Candidate(proposal.variants[0].source, proposal.variants[0].label, f"recipe:{hyp.recipe}",
                          proposal.summary)
 
-    def propose_llm(self, hyp: Hypothesis, source: str, rounds: list[Round], findings: list[Finding]) -> Candidate:
-        from kopt.rewrite.llm import LLMProposer
+    def llm_round(self, n: int, rounds: list[Round], best: Round | None, source: str, findings: list[Finding],
+                  state: dict[str, Any], t0: float, request: dict[str, Any] | None = None) -> None:
+        """One LLM request, its candidate validated and timed, committed as round n. `request`: the pending one
+        to ask again (a resumed run); otherwise the prompt is built for the run's grounding. ExchangeWaiting
+        passes through, after the request and `state` are recorded."""
+        from kopt.rewrite.llm import LLMProposer, build_prompt, chat_messages
 
         if self.llm is None:
             self.llm = LLMProposer(self.settings)
-        history = [{"n": r.n, "hypothesis": r.hypothesis, "proposer": r.proposer, "outcome": r.outcome,
-                    "message": r.message, "speedup_initial": r.speedup_initial} for r in rounds]
-        patterns = [self.catalog[p] for p in hyp.finding.patterns if p in self.catalog]
-        reply = self.llm.propose(source, hyp.finding, findings, patterns, history)
         self.proposal = None
-        if reply.source is None:
-            return Candidate("", "llm", f"llm:{self.llm.model}", f"LLM gave no usable kernel: {reply.error}",
-                             reply.transcript)
-        return Candidate(reply.source, "llm", f"llm:{self.llm.model}", reply.summary, reply.transcript)
+        if request is None:
+            history = [{"n": r.n, "hypothesis": r.hypothesis, "proposer": r.proposer, "outcome": r.outcome,
+                        "message": r.message, "speedup_initial": r.speedup_initial} for r in rounds]
+            patterns = {f.id: [self.catalog[p] for p in f.patterns if p in self.catalog] for f in findings}
+            grounded = self.grounding == "full"
+            prompt = build_prompt(source, self.performance(best), history, findings if grounded else None,
+                                  patterns if grounded else None)
+            messages = chat_messages(prompt)
+        else:
+            messages = request["messages"]
+        context = {"run_id": self.run_row.run_id, "round": n, "task": self.task_path.name, "grounding": self.grounding}
+
+        def record(req: dict[str, Any], reply_path: Path) -> None:
+            self.store.set_pending(self.run_row.run_id, n, req, str(reply_path), state)
+
+        self.emit("phase", {"n": n, "phase": "asking the LLM"})
+        reply = self.llm.propose(messages, source, context, record)
+        candidate = Candidate(reply.source or "", "llm", f"llm:{reply.model}",
+                              reply.summary or f"LLM gave no usable kernel: {reply.error}", reply.transcript)
+        evidence = {"transcript": self.store.put(reply.transcript)}
+        if state.get("findings"):
+            evidence["findings"] = state["findings"]
+        if not reply.source:
+            result = Outcome("unparsable" if reply.unparsable else "proposer_error", reply.error, [], [], [], None)
+        else:
+            self.emit("phase", {"n": n, "phase": "validating llm"})
+            result = self.evaluate(n, candidate, best)
+        self.commit(n, None, candidate, result, best, evidence, state["levels"], state["reached"], state["skipped"],
+                    t0 - state["diagnosis_s"] if request is not None else t0, state["finding_ids"])
+
+    def performance(self, best: Round | None) -> dict[str, Any]:
+        """The current best version's time and roofline fraction per case, for the prompt (both groundings)."""
+        if not self.timed:
+            return {"available": False, "reason": self.timing_reason}
+        initial = initial_cases(self.run_row)
+        times = self.best_times(best)
+        roofline = best.roofline if best else [c["roofline"] for c in initial]
+        return {"available": True, "cases": [{"case": c["case"], "ms": ms, "roofline": roof, "bound": c["bound"]}
+                                             for c, ms, roof in zip(initial, times, roofline)]}
 
     def task(self):
         from kopt.task import load_task
@@ -430,17 +504,23 @@ class Optimizer:
 
     # --- recording -----------------------------------------------------------------------------
 
-    def commit(self, n: int, hyp: Hypothesis, cand: Candidate, result: Outcome, best: Round | None,
-               evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float) -> None:
+    def commit(self, n: int, hyp: Hypothesis | None, cand: Candidate, result: Outcome, best: Round | None,
+               evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float,
+               finding_ids: list[str] | None = None) -> None:
+        """Store round n. `hyp` None: an LLM round, whose hypothesis is its reply's Change line and whose
+        `finding_ids` are the findings its prompt showed."""
         digest = self.store.put(result.source) if result.source else None
         evidence["trials"] = self.store.put_json(result.trials)
-        f = hyp.finding
-        where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
+        f = hyp.finding if hyp else None
         label = result.label or cand.label
-        hypothesis = f"{where}: {cand.summary}" + (f" [{label}]" if label not in ("llm", "") else "")
+        hypothesis = cand.summary + (f" [{label}]" if label not in ("llm", "") else "")
+        if f:
+            where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
+            hypothesis = f"{where}: {hypothesis}"
         rnd = Round(
-            run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis, hypothesis_key=hyp.key,
-            finding_ids=[f.id], pattern_id=hyp.pattern_id, proposer=cand.proposer, candidate=digest,
+            run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis,
+            hypothesis_key=hyp.key if hyp else "llm", finding_ids=[f.id] if f else list(finding_ids or []),
+            pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, candidate=digest,
             outcome=result.outcome, message=result.message, case_times=result.times,
             speedup_initial=speedup(self.run_row.baseline, result.times) if result.times else None,
             speedup_best=speedup(self.best_times(best), result.times) if result.times else None,
@@ -482,7 +562,16 @@ def bench_times(task_path: Path, candidate: Path | None) -> dict[str, Any]:
     if not r.ok:
         return {"ok": False, "outcome": "timeout" if r.reason == "timeout" else "crash", "message": r.message,
                 "times": [], "roofline": []}
-    return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases]}
+    return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
+            "bound": [c.bound for c in r.cases]}
+
+
+def initial_cases(run: Run) -> list[dict[str, Any]]:
+    """The initial kernel per case: the case, its ms, roofline fraction and bound (None where untimed)."""
+    cases = run.initial.get("cases") or [{"case": i} for i in range(len(run.baseline))]
+    bench = run.initial.get("bench") or [{} for _ in cases]
+    return [{"case": c, "ms": ms, "roofline": b.get("roofline"), "bound": b.get("bound")}
+            for c, ms, b in zip(cases, run.baseline, bench)]
 
 
 def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit: Event) -> Run:
@@ -497,37 +586,58 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
     if not v.ok:
         raise KoptError(f"{task_path}: the task's own kernel fails validation ({v.reason}): {v.message}")
     cases = load_task(task_path).cases
-    baseline, roofline = [None] * len(cases), []
+    baseline, roofline, bench = [None] * len(cases), [], []
     if timed:
         emit("phase", {"n": 0, "phase": "timing the initial kernel"})
         t = bench_times(task_path, None)
         if not t["ok"]:
             raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
         baseline, roofline = t["times"], t["roofline"]
+        bench = [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
     timing = {"available": timed, "reason": reason, "roofline": [x for x in roofline if x is not None]}
-    initial = {"validated_cases": len(v.cases), "device": v.device, "note": v.held_out_note, "cases": cases}
+    initial = {"validated_cases": len(v.cases), "device": v.device, "note": v.held_out_note, "cases": cases,
+               "bench": bench}
     return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
 
 
 def _need_llm(options: dict[str, Any], settings: Any) -> None:
     if options["proposer"] == "llm" and not settings.llm_provider:
         raise KoptError("--proposer llm needs an LLM: set llm_provider (and llm_model, llm_base_url) in kopt.toml "
-                        "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL")
+                        "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL, or answer its requests as files with --llm-exchange DIR")
+    if options.get("grounding", "full") == "none" and options["proposer"] != "llm":
+        raise KoptError("--grounding none leaves the diagnosis out of the LLM's prompt: use it with --proposer llm "
+                        "(recipes need the diagnosis)")
+    recorded = options.get("llm_exchange")
+    if recorded and settings.llm_provider != "exchange" and options["proposer"] != "recipes":
+        raise KoptError(f"this run answers the LLM through the prompt exchange {recorded}: resume it with "
+                        f"--llm-exchange {recorded} (or another LLM provider setting)")
+
+
+def use_exchange(settings: Any, folder: str | Path | None) -> None:
+    """--llm-exchange DIR: the LLM is the prompt exchange in DIR (kopt/exchange.py)."""
+    if folder is not None:
+        settings.llm_provider, settings.llm_exchange_dir = "exchange", Path(folder).resolve()
 
 
 def optimize(task: str | Path | None = None, *, rounds: int | None = None, minutes: float | None = None,
              proposer: str | None = None, model: str | None = None, resume: str | None = None,
              out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
-             policy: str | None = None, tags: dict[str, Any] | None = None) -> dict[str, Any]:
+             policy: str | None = None, tags: dict[str, Any] | None = None, grounding: str | None = None,
+             llm_exchange: str | Path | None = None) -> dict[str, Any]:
     """Optimize a task (or --resume a run) and return the run summary; see the module docstring.
-    `policy` is a POLICY_LEVEL key; `tags` (e.g. campaign, op, family) are kept in the run's options."""
+    `policy` is a POLICY_LEVEL key; `tags` (e.g. campaign, op, family) are kept in the run's options;
+    `grounding` is a GROUNDINGS value (kept in the run; a resumed run keeps its own); `llm_exchange` a folder."""
     if policy is not None and policy not in POLICY_LEVEL:
         raise KoptError(f"unknown policy {policy!r}; use {', '.join(POLICY_LEVEL)}")
+    if grounding is not None and grounding not in GROUNDINGS:
+        raise KoptError(f"unknown grounding {grounding!r}; use {', '.join(GROUNDINGS)}")
     from kopt.config import load_settings
 
     settings = settings or load_settings()
     if model:
         settings.llm_model = model
+    use_exchange(settings, llm_exchange)
+    exchange = str(settings.llm_exchange_dir) if settings.llm_provider == "exchange" else None
     emit = on_event or (lambda kind, data: None)
     if not resume and task is None:
         raise KoptError("give a TASK file, or --resume RUN")
@@ -543,18 +653,22 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
             if not task_path.is_file() or store.put(task_path.read_text()) != run.task_hash:
                 raise KoptError(f"{task_path}: the task file changed (or is gone) since run {run.run_id} started; "
                                 "start a new run")
+            if grounding is not None and grounding != run.options.get("grounding", "full"):
+                raise KoptError(f"run {run.run_id} has grounding {run.options.get('grounding', 'full')}; an arm "
+                                "cannot change mid-run (start a new run)")
             options = {**run.options, **{k: v for k, v in (("rounds", rounds), ("minutes", minutes),
-                                                           ("proposer", proposer), ("policy", policy))
-                                           if v is not None}}
+                                                           ("proposer", proposer), ("policy", policy),
+                                                           ("llm_exchange", exchange)) if v is not None}}
+            _need_llm(options, settings)
             store.set_status(run.run_id, "running", None, options)
             run = store.run(run.run_id)
         else:
             task_path = Path(task).resolve()
             options = {**(tags or {}), "rounds": rounds or 5, "minutes": minutes, "proposer": proposer or "auto",
-                       "model": settings.llm_model, "policy": policy or "progressive"}
+                       "model": settings.llm_model, "policy": policy or "progressive", "grounding": grounding or "full",
+                       "llm_exchange": exchange}
             _need_llm(options, settings)
             run = start_run(task_path, store, options, emit)
-        _need_llm(run.options, settings)
         return Optimizer(task_path, settings, store, run, emit, Path(out).resolve() if out else None).run()
     finally:
         store.close()

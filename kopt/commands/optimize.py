@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 OUTCOME_STYLE = {"improved": "bold green", "slower": "yellow", "untimed": "cyan", "incorrect": "red",
-                 "compile_error": "red", "timeout": "magenta", "crash": "red", "rejected": "red", "proposer_error": "dim"}
+                 "compile_error": "red", "timeout": "magenta", "crash": "red", "rejected": "red", "proposer_error": "dim",
+                 "unparsable": "dim"}
 
 
 def fmt_x(value: float | None) -> str:
@@ -68,13 +69,21 @@ class LiveView:
 @click.option("--resume", "resume", default=None, metavar="RUN", help="Continue a run from its last committed round.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the best kernel (default: TASK_kopt.py next to the task).")
+@click.option("--grounding", type=click.Choice(["full", "none"]), default=None,
+              help="What the LLM's prompt holds besides the kernel, its timings and the rounds: kopt's diagnosis "
+                   "(full, the default) or nothing (none: no diagnosis is run; needs --proposer llm).")
+@click.option("--llm-exchange", "llm_exchange", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="The LLM is a folder: requests are written to DIR, replies read from it "
+                                  "(DIR/<id>.reply.md); a run without its replies stops `waiting`.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (no live view).")
 def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, proposer: str | None,
-                 model: str | None, resume: str | None, out: Path | None, as_json: bool) -> None:
+                 model: str | None, resume: str | None, out: Path | None, grounding: str | None,
+                 llm_exchange: Path | None, as_json: bool) -> None:
     """Optimize TASK in auditable, resumable rounds: diagnose, propose one candidate, validate, time, record."""
     from kopt.optimize import optimize
 
-    kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out)
+    kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out,
+                  grounding=grounding, llm_exchange=llm_exchange)
     if as_json:
         from kopt.cli import emit_json
 
@@ -89,6 +98,12 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
     finally:
         view.live.stop()
     console.line()
+    if summary["status"] == "waiting":
+        console.print(f"[bold]waiting[/]: {len(summary['waiting'])} LLM request(s) wait for a reply:")
+        for w in summary["waiting"]:
+            console.print(f"  {w['request']}\n    -> write {w['reply']}", highlight=False)
+        console.print(f"then resume: {summary['resume']}", highlight=False)
+        return
     best = summary["best_round"]
     if best:
         console.print(f"best: round {best}, [bold green]{fmt_x(summary['speedup'])}[/] vs the initial kernel; "

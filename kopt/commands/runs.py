@@ -1,4 +1,4 @@
-"""`kopt runs list|show|diff|report`: read the rounds store of this workspace."""
+"""`kopt runs list|show|pending|diff|report`: read the rounds store of this workspace."""
 
 from __future__ import annotations
 
@@ -76,12 +76,44 @@ def show_cmd(run_id: str, as_json: bool) -> None:
     console = rich_console()
     console.print(f"run {run.run_id}: {run.task_path} - {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else ""))
     console.print(f"timing: {run.timing.get('reason')}")
+    opts = run.options
+    console.print(f"proposer: {opts.get('proposer')}  grounding: {opts.get('grounding', 'full')}  "
+                  f"policy: {opts.get('policy', 'progressive')}  model: {opts.get('model') or '-'}  "
+                  f"llm exchange: {opts.get('llm_exchange') or '-'}", highlight=False)
     console.print(rounds_table(rounds, f"rounds of {run.run_id}"))
     for r in rounds:
         if r["message"]:
             console.print(f"  round {r['n']} {r['outcome']}: {r['message']}")
         for s in r["skipped"]:
             console.print(f"  round {r['n']} passed over {s}", style="dim")
+
+
+@runs_cmd.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def pending_cmd(as_json: bool) -> None:
+    """LLM requests that wait for a reply (the prompt exchange), across runs: where each request is and where
+    its reply goes."""
+    store = _store(required=False)
+    rows = []
+    for p in store.pending() if store else []:
+        reply = Path(p["reply_path"])
+        run = store.run(p["run_id"])
+        rows.append({"run_id": p["run_id"], "task": run.task_path, "status": run.status, "round": p["n"],
+                     "request_id": p["request_id"], "request": str(reply.with_name(f"{p['request_id']}.request.json")),
+                     "request_md": str(reply.with_name(f"{p['request_id']}.request.md")), "reply": str(reply),
+                     "replied": reply.is_file(), "grounding": run.options.get("grounding", "full"),
+                     "campaign": run.options.get("campaign"), "op": run.options.get("op")})
+    if as_json:
+        return emit_json(rows)
+    if not rows:
+        return click.echo("no LLM request waits for a reply")
+    table = Table(title=f"{len(rows)} LLM request(s) waiting")
+    for col in ("run", "round", "grounding", "request", "reply expected", "replied"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["run_id"], str(r["round"]), r["grounding"], r["request_md"], r["reply"],
+                      "yes" if r["replied"] else "no")
+    rich_console().print(table)
 
 
 @runs_cmd.command("diff")

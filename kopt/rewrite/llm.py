@@ -1,12 +1,15 @@
-"""The LLM proposer: one candidate kernel file from a llama-index LLM (kopt.llm.make_llm: an
-OpenAI-compatible server, OpenAI or Anthropic), grounded in the diagnosis.
+"""The LLM proposer: one candidate kernel file per round from a llama-index LLM (kopt.llm.make_llm: an
+OpenAI-compatible server, OpenAI, Anthropic or the prompt exchange).
 
-The prompt holds the current kernel, the finding to act on with its evidence (compiler source and
-pass notes from L4 included), the other findings, the catalog patterns that address it, and every
-earlier round with its outcome, failures included. The reply must be the complete task file in one
-```python block; it is parsed and checked like any candidate (reference, inputs, cases and tolerances
-unchanged). An unreachable or slow server, or a garbage reply, is retried up to ATTEMPTS times; then
-the round fails with the reason. Every message and reply goes into the transcript artifact.
+The prompt holds the current kernel, its measured time and roofline fraction per case, every earlier round
+with its outcome (failures included) and, with grounding "full", kopt's diagnosis: the findings ranked with
+their confidence, evidence (IR, profiler, compiler source), conditions and the catalog's guidance, framed as
+evidence to weigh, not an order (the model decides what limits the kernel most and may disagree). With
+grounding "none" the diagnosis is left out and everything else is the same. The reply must be the complete
+task file in one ```python block; it is parsed and checked like any candidate (reference, inputs, cases and
+tolerances unchanged). A live server that is unreachable, slow, or sends a garbage reply is retried up to
+ATTEMPTS times; the prompt exchange is asked once per round (an unusable reply fails the round as
+`unparsable`, and the next round's request says why). Every message and reply goes into the transcript.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from kopt.diagnose.findings import Finding
 from kopt.errors import KoptError
@@ -24,11 +27,16 @@ from kopt.rewrite.guard import PROTECTED, check_candidate
 ATTEMPTS = 3
 BACKOFF_S = 0.5
 MAX_EVIDENCE = 6
+MAX_FINDINGS = 6
+GROUNDINGS = ("full", "none")
+REPLY_RULE = "Reply with one line starting \"Change:\" that says what you changed and why, then the COMPLETE task " \
+             "file in ONE ```python block."
 
 SYSTEM = f"""You are a GPU kernel engineer optimizing a Triton kernel task file.
-Rewrite the kernels and their launch to remove the diagnosed root cause; keep results within the task's tolerance.
+Rewrite the kernels and their launch to make the task faster on every case; keep results within the task's tolerance.
 Rules:
-- Reply with one line starting "Change:" that says what you changed, then the COMPLETE file in ONE ```python block.
+- {REPLY_RULE}
+- One round tries one change (one hypothesis).
 - Keep {', '.join(PROTECTED[:8])} exactly as they are: the candidate is judged by them.
 - Keep the `entry` function's signature; it may launch different kernels.
 - Do not repeat a change that an earlier round already tried and that failed or was slower."""
@@ -36,40 +44,65 @@ Rules:
 
 @dataclass
 class LLMReply:
-    source: str | None  # the candidate file, None when every attempt failed
+    source: str | None  # the candidate file, None when no usable one came back
     summary: str  # the reply's "Change:" line
     error: str | None  # why no candidate came back
     transcript: str  # JSON: the messages, replies and errors, in order
+    model: str = ""  # the model that answered (the exchange's reply names it)
+    unparsable: bool = False  # a reply came, but held no usable task file (exchange only: no retry)
 
 
-def build_prompt(source: str, finding: Finding, findings: list[Finding], patterns: list[Any],
-                 history: list[dict[str, Any]]) -> str:
-    """The user message: kernel, target finding with evidence, other findings, patterns, round history."""
-    parts = ["## The task file (current best version)", "```python", source.rstrip(), "```", "",
-             f"## The finding to act on: {finding.id} ({finding.level}, confidence {finding.confidence:.2f})",
-             finding.message]
-    if finding.kernel_lines:
-        parts.append(f"Kernel lines: {', '.join(map(str, finding.kernel_lines))}")
-    for ev in finding.evidence[:MAX_EVIDENCE]:
-        where = f" @ {ev.location}" if ev.location else ""
-        parts.append(f"- evidence [{ev.level} {ev.source}{where}]: {ev.summary}")
-        excerpt = ev.data.get("excerpt") if isinstance(ev.data, dict) else None
-        if excerpt:
-            parts.append("  ```\n  " + "\n  ".join(str(excerpt).splitlines()[:12]) + "\n  ```")
-    if finding.conditions:
-        parts.append("A rewrite must satisfy: " + "; ".join(finding.conditions))
-    others = [f for f in findings if f.id != finding.id]
-    if others:
-        parts += ["", "## Other findings"] + [f"- {f.id} ({f.level}, {f.confidence:.2f}): {f.message}" for f in others[:6]]
-    if patterns:
-        parts += ["", "## Known patterns for this finding"]
-        for p in patterns[:3]:
-            parts.append(f"- {p.id}: {p.title}")
+def performance_lines(perf: dict[str, Any]) -> list[str]:
+    """Per case: the kernel time and the fraction of the roofline bound; or why they are unavailable."""
+    if not perf.get("available"):
+        return [f"- unavailable: {perf.get('reason') or 'not timed'}"]
+    lines = []
+    for c in perf["cases"]:
+        ms = f"{c['ms']:.4f} ms" if c.get("ms") else "not timed"
+        bound = f"{c['bound']}-bound " if c.get("bound") else ""
+        roof = f", {100 * c['roofline']:.0f}% of the {bound}roofline" if c.get("roofline") else ", roofline unknown"
+        lines.append(f"- case {json.dumps(c['case'], sort_keys=True)}: {ms}{roof}")
+    return lines
+
+
+def diagnosis_lines(findings: list[Finding], patterns: dict[str, list[Any]]) -> list[str]:
+    """kopt's findings, ranked, with confidence, evidence, conditions and the catalog's guidance: evidence to weigh."""
+    parts = ["## kopt's diagnosis (evidence to weigh, not an order)",
+             "kopt's diagnosis ranked these findings, most likely first. It can be wrong. From this evidence and the "
+             "timings above, decide what limits this kernel most and change that; you may disagree with the "
+             "diagnosis (say why in your Change line)."]
+    if not findings:
+        parts.append("- the diagnosis found nothing")
+    for rank, f in enumerate(findings[:MAX_FINDINGS], 1):
+        parts += ["", f"### {rank}. {f.id} ({f.level}, confidence {f.confidence:.2f})", f.message]
+        if f.kernel_lines:
+            parts.append(f"Kernel lines: {', '.join(map(str, f.kernel_lines))}")
+        for ev in f.evidence[:MAX_EVIDENCE]:
+            where = f" @ {ev.location}" if ev.location else ""
+            parts.append(f"- evidence [{ev.level} {ev.source}{where}]: {ev.summary}")
+            excerpt = ev.data.get("excerpt") if isinstance(ev.data, dict) else None
+            if excerpt:
+                parts.append("  ```\n  " + "\n  ".join(str(excerpt).splitlines()[:12]) + "\n  ```")
+        if f.conditions:
+            parts.append("Conditions a rewrite must satisfy: " + "; ".join(f.conditions))
+        for p in patterns.get(f.id, [])[:2]:
+            parts.append(f"- known pattern {p.id}: {p.title}")
             if p.recipe.get("guidance"):
                 parts.append("  How: " + " ".join(str(p.recipe["guidance"]).split()))
             if p.preconditions:
                 parts.append("  Preconditions: " + "; ".join(p.preconditions))
-    parts += ["", "## Earlier rounds"]
+    return parts
+
+
+def build_prompt(source: str, perf: dict[str, Any], history: list[dict[str, Any]],
+                 findings: list[Finding] | None = None, patterns: dict[str, list[Any]] | None = None) -> str:
+    """The user message. `findings` None is grounding "none": no diagnosis at all; the rest is the same."""
+    parts = ["## The task file (current best version)", "```python", source.rstrip(), "```", "",
+             "## Measured on this version (kernel time per case, fraction of the roofline bound)",
+             *performance_lines(perf), ""]
+    if findings is not None:
+        parts += diagnosis_lines(findings, patterns or {}) + [""]
+    parts.append("## Earlier rounds")
     if history:
         for r in history:
             gain = f", x{r['speedup_initial']:.2f} vs initial" if r.get("speedup_initial") else ""
@@ -77,6 +110,7 @@ def build_prompt(source: str, finding: Finding, findings: list[Finding], pattern
                          + (f": {r['message']}" if r.get("message") else ""))
     else:
         parts.append("- none yet")
+    parts += ["", "## Your reply", REPLY_RULE]
     return "\n".join(parts)
 
 
@@ -96,6 +130,11 @@ def parse_reply(text: str, current: str) -> tuple[str, str]:
     return source, summary[:300]
 
 
+def chat_messages(user: str) -> list[dict[str, str]]:
+    """The round's messages: the shared system prompt (identical for every grounding), then the user message."""
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
 class LLMProposer:
     """Asks the configured LLM for one candidate; see the module docstring for the retry policy."""
 
@@ -107,18 +146,21 @@ class LLMProposer:
             raise KoptError("no LLM configured: set llm_provider and llm_model (kopt.toml [llm] or KOPT_LLM_*)")
         self.model = settings.llm_model or getattr(self.llm, "model", "llm")
 
-    def propose(self, source: str, finding: Finding, findings: list[Finding], patterns: list[Any],
-                history: list[dict[str, Any]]) -> LLMReply:
+    def propose(self, messages: list[dict[str, str]], source: str, context: dict[str, Any] | None = None,
+                on_request: Callable[[dict[str, Any]], None] | None = None) -> LLMReply:
+        """One candidate for `source` from `messages` (chat_messages). The exchange's ExchangeWaiting passes
+        through; `context` and `on_request` are the exchange's (the request's run and round; record it first)."""
+        if hasattr(self.llm, "exchange_chat"):
+            return self._exchange(messages, source, context, on_request)
         from llama_index.core.llms import ChatMessage
 
-        messages = [ChatMessage(role="system", content=SYSTEM),
-                    ChatMessage(role="user", content=build_prompt(source, finding, findings, patterns, history))]
-        log: list[dict[str, Any]] = [{"role": m.role.value, "content": m.content} for m in messages]
+        chat = [ChatMessage(role=m["role"], content=m["content"]) for m in messages]
+        log: list[dict[str, Any]] = [dict(m) for m in messages]
         error = "no attempt made"
         for attempt in range(1, ATTEMPTS + 1):
             started = time.monotonic()
             try:
-                reply = self.llm.chat(messages)
+                reply = self.llm.chat(chat)
                 text = reply.message.content or ""
             except Exception as exc:  # unreachable, timed out, HTTP error, unparsable response
                 error = f"attempt {attempt}: the LLM call failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
@@ -133,9 +175,27 @@ class LLMProposer:
                 log.append({"role": "error", "content": error})
                 retry = (f"Your reply was not usable: {exc}. Reply again: a 'Change:' line, then the complete task file "
                          "in one ```python block.")
-                messages += [ChatMessage(role="assistant", content=text), ChatMessage(role="user", content=retry)]
+                chat += [ChatMessage(role="assistant", content=text), ChatMessage(role="user", content=retry)]
                 log.append({"role": "user", "content": retry})
                 continue
-            return LLMReply(candidate, summary, None, json.dumps({"model": self.model, "messages": log}, indent=1))
-        return LLMReply(None, "", f"{ATTEMPTS} attempts failed; last: {error}",
-                        json.dumps({"model": self.model, "messages": log}, indent=1))
+            return LLMReply(candidate, summary, None, self._transcript(self.model, log), self.model)
+        return LLMReply(None, "", f"{ATTEMPTS} attempts failed; last: {error}", self._transcript(self.model, log),
+                        self.model)
+
+    def _exchange(self, messages: list[dict[str, str]], source: str, context: dict[str, Any] | None,
+                  on_request: Callable[[dict[str, Any]], None] | None) -> LLMReply:
+        """One request, one reply: an unusable reply fails the round (`unparsable`), it is not asked again."""
+        reply = self.llm.exchange_chat(messages, context, on_request)
+        log: list[dict[str, Any]] = [dict(m) for m in messages] + [{"role": "assistant", "content": reply.text}]
+        exchange = {"request_id": reply.request_id, "request": str(reply.request), "reply": str(reply.reply)}
+        try:
+            candidate, summary = parse_reply(reply.text, source)
+        except ValueError as exc:
+            log.append({"role": "error", "content": f"unusable reply: {exc}"})
+            return LLMReply(None, "", f"unusable reply: {exc}", self._transcript(reply.model, log, exchange),
+                            reply.model, unparsable=True)
+        return LLMReply(candidate, summary, None, self._transcript(reply.model, log, exchange), reply.model)
+
+    @staticmethod
+    def _transcript(model: str, log: list[dict[str, Any]], exchange: dict[str, Any] | None = None) -> str:
+        return json.dumps({"model": model, "messages": log, **({"exchange": exchange} if exchange else {})}, indent=1)

@@ -22,10 +22,11 @@ from typing import Any, Iterator
 from kopt.errors import KoptError
 
 OUTCOMES = ("compile_error", "incorrect", "timeout", "crash", "slower", "improved",
-            "untimed", "rejected", "proposer_error")
+            "untimed", "rejected", "proposer_error", "unparsable")
 # untimed: validated on every case, but no GPU to time it, so it cannot count as a win.
 # rejected: the candidate changed the task's reference, inputs or tolerances, or is not a task file.
 # proposer_error: the proposer produced no candidate (an unreachable LLM, garbage replies), with the reason.
+# unparsable: a prompt-exchange reply held no usable task file (no retry: the next request says why).
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -39,6 +40,11 @@ CREATE TABLE IF NOT EXISTS rounds (
     pattern_id TEXT, proposer TEXT NOT NULL, candidate TEXT, outcome TEXT NOT NULL, message TEXT,
     case_times TEXT NOT NULL, speedup_initial REAL, speedup_best REAL, evidence TEXT NOT NULL,
     levels TEXT NOT NULL, skipped TEXT NOT NULL, roofline TEXT NOT NULL, seconds REAL NOT NULL,
+    PRIMARY KEY (run_id, n)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    run_id TEXT NOT NULL REFERENCES runs(run_id), n INTEGER NOT NULL, created REAL NOT NULL,
+    request_id TEXT NOT NULL, request TEXT NOT NULL, reply_path TEXT NOT NULL, state TEXT NOT NULL,
     PRIMARY KEY (run_id, n)
 );
 """
@@ -79,7 +85,7 @@ class Run:
     task_path: str
     task_hash: str  # artifact hash of the task source at the start
     created: float
-    status: str  # running | done | stopped | failed
+    status: str  # running | waiting (for prompt-exchange replies) | done | stopped | failed
     stop_reason: str | None
     options: dict[str, Any]  # rounds, minutes, proposer, model: what --resume continues with
     baseline: list[float | None]  # the initial kernel's ms per case (None when untimed)
@@ -221,13 +227,38 @@ class RoundsStore:
     # --- rounds ----------------------------------------------------------------------------------
 
     def add_round(self, rnd: Round) -> None:
-        """Commit one round (its artifacts must already be stored): all of it or none of it."""
+        """Commit one round (its artifacts must already be stored), and drop its pending request: all or none."""
         row = rnd.to_dict()
         for key in _ROUND_JSON:
             row[key] = json.dumps(row[key])
         with self._guard(f"commit round {rnd.n}"):
-            self.db.execute(f"INSERT INTO rounds ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                            list(row.values()))
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute(f"INSERT INTO rounds ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                                list(row.values()))
+                self.db.execute("DELETE FROM pending WHERE run_id = ? AND n = ?", (rnd.run_id, rnd.n))
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # --- pending LLM requests (the prompt exchange) -----------------------------------------------
+
+    def set_pending(self, run_id: str, n: int, request: dict[str, Any], reply_path: str, state: dict[str, Any]) -> None:
+        """Record round n's LLM request and the round's diagnosis state before the request goes out: a resumed
+        run then asks the same request instead of diagnosing again (a GPU cost), and a reply is never lost."""
+        digest = self.put_json(request)
+        with self._guard(f"record the request of round {n}"):
+            self.db.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (run_id, n, time.time(), request["id"], digest, reply_path, json.dumps(state)))
+
+    def pending(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Pending requests (of one run, or of all): run_id, n, request_id, request (the body), reply_path, state."""
+        with self._guard("read pending requests"):
+            rows = self.db.execute("SELECT * FROM pending WHERE ? IS NULL OR run_id = ? ORDER BY created",
+                                   (run_id, run_id)).fetchall()
+        return [{**dict(r), "request": json.loads(self.get(r["request"])), "state": json.loads(r["state"])}
+                for r in rows]
 
     def rounds(self, run_id: str) -> list[Round]:
         with self._guard("read rounds"):
