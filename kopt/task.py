@@ -88,10 +88,7 @@ def kernel_location(jit_fn: Any) -> tuple[str, int]:
 def _import_file(path: Path) -> ModuleType:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     module_name = f"kopt_task_{path.stem}_{digest}"
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise TaskError(f"{path}: cannot read the task file: {exc.strerror}") from exc
+    source = read_source(path)
     try:
         compile(source, str(path), "exec")
     except SyntaxError as exc:
@@ -109,6 +106,23 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def read_source(path: Path) -> str:
+    """The file's text, or a TaskError saying why it is not a Python source file (empty, binary, not UTF-8)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read the task file: {exc.strerror}") from exc
+    if not data.strip():
+        raise TaskError(f"{path}: the file is empty (a task defines entry, reference, make_inputs and CASES)")
+    if b"\0" in data:
+        raise TaskError(f"{path}: a binary file, not Python source")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise TaskError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the task as UTF-8") from None
+
+
 def _line_in(path: Path, exc: BaseException) -> int:
     """The deepest traceback line inside `path` (the user's line, not ours or triton's)."""
     line = 1
@@ -119,7 +133,7 @@ def _line_in(path: Path, exc: BaseException) -> int:
 
 
 def _assignment_line(path: Path, name: str) -> int:
-    for node in ast.parse(path.read_text()).body:
+    for node in ast.parse(read_source(path)).body:
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return node.lineno
@@ -131,11 +145,42 @@ def _cases(path: Path, module: ModuleType, name: str, minimum: int) -> list[dict
         return None
     value = getattr(module, name)
     where = f"{path}:{_assignment_line(path, name)}"
-    if not isinstance(value, (list, tuple)) or not all(isinstance(c, dict) for c in value):
+    if not isinstance(value, (list, tuple)):
         raise TaskError(f"{where}: {name} must be a list of dicts (one per shape), got {type(value).__name__}")
+    wrong = next((i for i, c in enumerate(value) if not isinstance(c, dict)), None)
+    if wrong is not None:
+        raise TaskError(f"{where}: {name} must be a list of dicts (one per shape); entry {wrong} is "
+                        f"{type(value[wrong]).__name__} {str(value[wrong])[:40]}")
     if len(value) < minimum:
         raise TaskError(f"{where}: {name} has {len(value)} entries; at least {minimum} are needed (odd sizes included)")
     return [dict(c) for c in value]
+
+
+def _tolerances(path: Path, module: ModuleType) -> dict[str, tuple[float, float]]:
+    """TOLERANCES: {dtype name: (atol, rtol)}, both non-negative numbers; anything else names its line."""
+    value = getattr(module, "TOLERANCES", None)
+    if value is None:
+        return {}
+    where = f"{path}:{_assignment_line(path, 'TOLERANCES')}"
+    shape = 'a dict of dtype name -> (atol, rtol), e.g. {"float16": (1e-3, 2e-3)}'
+    if not isinstance(value, dict):
+        raise TaskError(f"{where}: TOLERANCES must be {shape}; got {type(value).__name__}")
+    out = {}
+    for dtype, pair in value.items():
+        ok = (isinstance(dtype, str) and isinstance(pair, (list, tuple)) and len(pair) == 2
+              and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair))
+        if not ok:
+            raise TaskError(f"{where}: TOLERANCES must be {shape}; {dtype!r}: {str(pair)[:40]} is not")
+        out[dtype] = (float(pair[0]), float(pair[1]))
+    return out
+
+
+def _optional_callable(path: Path, module: ModuleType, name: str) -> Callable[..., Any] | None:
+    value = getattr(module, name, None)
+    if value is not None and not callable(value):
+        raise TaskError(f"{path}:{_assignment_line(path, name)}: {name} must be a function of the case dict, "
+                        f"got {type(value).__name__}")
+    return value
 
 
 def _find_kernels(module: ModuleType) -> tuple[dict[str, Any], dict[str, int]]:
@@ -183,8 +228,8 @@ def load_task(path: str | Path) -> Task:
         entry=module.entry, reference=module.reference, make_inputs=module.make_inputs, cases=cases,
         held_out=_cases(path, module, "HELD_OUT", 0) or [],
         small_cases=_cases(path, module, "SMALL_CASES", 1),
-        tolerances=dict(getattr(module, "TOLERANCES", {}) or {}),
-        flops=getattr(module, "flops", None), bytes_moved=getattr(module, "bytes_moved", None),
+        tolerances=_tolerances(path, module),
+        flops=_optional_callable(path, module, "flops"), bytes_moved=_optional_callable(path, module, "bytes_moved"),
         dtype_flops=getattr(module, "DTYPE_FLOPS", None),
     )
 
@@ -272,5 +317,5 @@ def _kernelbench_task(path: Path, module: ModuleType) -> Task:
     return Task(
         path=path, name=path.stem, module=module, kernels=kernels, kernel_lines=lines, entry=entry,
         reference=reference, make_inputs=make_inputs, cases=[{"inputs": "get_inputs()"}], kind="kernelbench",
-        tolerances=dict(getattr(module, "TOLERANCES", {}) or {}),
+        tolerances=_tolerances(path, module),
     )

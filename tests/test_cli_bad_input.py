@@ -132,3 +132,47 @@ def test_debug_anywhere_on_the_line_shows_the_traceback(tmp_path):
     assert_one_line_error(quiet, "missing.py")
     loud = kopt(["compile", str(tmp_path / "missing.py"), "--debug"], tmp_path)
     assert loud.returncode == 1 and "Traceback" in loud.stderr and "missing.py" in loud.stderr
+
+
+def _with(source: str, before: str, insert: str) -> str:
+    """The example with `insert` placed before the line starting with `before` (or that line replaced by it)."""
+    assert before in source
+    return source.replace(before, insert + before, 1)
+
+
+def _broken_tasks(folder: Path) -> dict[str, tuple[str, ...]]:
+    """file name -> words its one-line error must say."""
+    source = EXAMPLE.read_text()
+    files = {
+        "latin1.py": (source.replace("# ", "# caf\xe9 ", 1).encode("latin-1"), ("latin1.py:", "not UTF-8")),
+        "empty.py": (b"\n  \n", ("empty.py", "is empty")),
+        "binary.py": (bytes(range(256)) * 4, ("binary.py", "binary file")),
+        "tol_int.py": (_with(source, "CASES = [", "TOLERANCES = 5\n"), ("tol_int.py:", "TOLERANCES must be a dict", "int")),
+        "tol_pair.py": (_with(source, "CASES = [", 'TOLERANCES = {"float32": 1e-3}\n'),
+                        ("tol_pair.py:", "TOLERANCES", "'float32': 0.001 is not")),
+        "tol_text.py": (_with(source, "CASES = [", 'TOLERANCES = {"float32": (1e-3, "tight")}\n'),
+                        ("tol_text.py:", "TOLERANCES", "tight")),
+        "cases_ints.py": (source + "\nCASES = [1, 2, 3, 4, 5]\n", ("cases_ints.py:", "CASES must be a list of dicts",
+                                                                    "entry 0 is int")),
+        "cases_dict.py": (source + "\nCASES = {'rows': 3}\n", ("cases_dict.py:", "CASES must be a list", "got dict")),
+        "no_reference.py": (source.replace("def reference(", "def reference_(", 1), ("missing reference",)),
+        "no_entry.py": (source.replace("def entry(", "def entry_(", 1), ("missing entry",)),
+        "flops_number.py": (source + "\nflops = 12\n", ("flops_number.py:", "flops must be a function")),
+        "raises.py": (b"import os\nraise RuntimeError('no GPU here')\n", ("raises.py:2", "importing the task failed",
+                                                                          "RuntimeError: no GPU here")),
+    }
+    for name, (content, _) in files.items():
+        data = content if isinstance(content, bytes) else content.encode()
+        (folder / name).write_bytes(data)
+    return {name: words for name, (_, words) in files.items()}
+
+
+def test_broken_task_files_are_one_line_each(bad):
+    """Each used to be an `internal error` (UnicodeDecodeError, TypeError deep in validation) or a crashed
+    child; now the loader names the file (and line) and what is wrong, in the CLI and in the sandbox child."""
+    for name, words in _broken_tasks(bad).items():
+        assert_one_line_error(kopt(["compile", name, "--stage", "ttir"], bad), *words)
+    for name in ("latin1.py", "binary.py", "empty.py"):  # L1 reads the source itself, before any import
+        assert_one_line_error(kopt(["diagnose", name, "--no-gpu"], bad), *_broken_tasks(bad)[name])
+    for name in ("latin1.py", "tol_pair.py"):  # the sandboxed validate child reports the same line
+        assert_one_line_error(kopt(["validate", name], bad), *_broken_tasks(bad)[name])

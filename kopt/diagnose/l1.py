@@ -782,11 +782,10 @@ def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], 
 
 def triage(task: Any, *, index: Any = None, patterns: list[Pattern] | None = None) -> list[Finding]:
     """L1 findings for a task (an object with `.path`, or a path to the task file), best first."""
+    from kopt.task import read_source
+
     path = Path(getattr(task, "path", task))
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise KoptError(f"{path}: cannot read task file: {exc.strerror}") from exc
+    source = read_source(path)  # unreadable, empty, binary or not UTF-8: one TaskError line
     try:
         signals, kinds = detect_signals(source, str(path))
     except SyntaxError as exc:
