@@ -52,18 +52,26 @@ def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | N
 
 
 def run_in_group(cmd: list[str], timeout: float, input: str | None = None, **popen: Any) -> subprocess.CompletedProcess:
-    """Run `cmd` in its own session and kill that whole process group when it ends or times out (the
-    TimeoutExpired is re-raised), so nothing it started, a profiled program or a hung kernel, outlives it."""
-    proc = subprocess.Popen(cmd, start_new_session=True, text=True, **popen)
-    try:
-        out, err = proc.communicate(input, timeout=timeout)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    """Run `cmd` contained (kopt.harness.containment) and kill everything it started when it ends or times
+    out (the TimeoutExpired is re-raised), so nothing, a profiled program or a hung kernel, outlives it.
+    The worker's filesystem is confined to what its request names: the task and candidate files readable,
+    the result's folder and the compile cache writable. Other commands (ncu needs the GPU's counters) keep
+    the filesystem and skip the namespaces, with the rest of the containment."""
+    from kopt.harness.containment import run
+
+    return run(cmd, timeout, input, files=_worker_files(cmd, input), **popen)
+
+
+def _worker_files(cmd: list[str], input: str | None):
+    from kopt.harness.containment import Files
+
+    if cmd[1:3] != ["-m", "kopt.harness.worker"] or not input:
+        return None
+    request = json.loads(input)
+    readable = [request.get("task"), request.get("candidate")]
+    writable = [str(Path(request["result_path"]).parent) if request.get("result_path") else None,
+                (request.get("kw") or {}).get("cache_dir")]
+    return Files(readable=tuple(str(p) for p in readable if p), writable=tuple(str(p) for p in writable if p))
 
 
 def _classify_exit(returncode: int, stderr_tail: str) -> tuple[str, str]:
