@@ -183,7 +183,7 @@ def test_cli_ask_diagnose_compile_for_ascend(settings, tmp_path):
 
     compiled = kopt("compile", str(EXAMPLES / "modulo.py"), "--target", "ascend", "--json", cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
-    (k,) = json.loads(compiled.stdout)
+    (k,) = json.loads(compiled.stdout)["items"]
     loops = [a for a in k["ascend"]["accesses"] if a["lowering"] == "scalar_loop"]
     assert k["target"] == "ascend:Ascend910B3" and [(a["line"], a["cause"]) for a in loops] == [
         (line_of(EXAMPLES / "modulo.py", "b = tl.load"), "modulo")]

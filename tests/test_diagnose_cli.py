@@ -36,7 +36,8 @@ def test_diagnose_bad_input(tmp_path):
     broken.write_text("import triton\n@triton.jit\ndef k(x:\n    pass\n")
     done = kopt(["diagnose", str(broken), "--json"], tmp_path)
     d = json.loads(done.stdout)
-    assert done.returncode == 0 and d["findings"][0]["id"] == "compile_failure" and "broken.py:3" in d["findings"][0]["message"]
+    assert done.returncode == 1 and d["kind"] == "compile"  # the findings that could be made come with the error
+    assert d["findings"][0]["id"] == "compile_failure" and "broken.py:3" in d["findings"][0]["message"]
     assert all(r["status"] == "not_needed" for r in d["levels"][1:])
 
 

@@ -21,7 +21,7 @@ def test_compile_prints_ptx_and_json(tmp_path):
     assert "ld.global.v4" in proc.stdout and "add_kernel" in proc.stdout
     assert list((tmp_path / ".kopt" / "cache" / "compile").glob("*.json"))  # the workspace cache
     proc = _kopt("compile", str(ROOT / "examples" / "matmul.py"), "--stage", "sass", "--json", cwd=tmp_path)
-    (kernel,) = json.loads(proc.stdout)
+    (kernel,) = json.loads(proc.stdout)["items"]
     assert kernel["name"] == "matmul_kernel" and "HGMMA" in kernel["asm"]["sass"] and list(kernel["asm"]) == ["sass"]
 
 

@@ -230,7 +230,7 @@ def test_cli_ingest_search_index(tmp_path, checkout):
     summary = json.loads(done.stdout)
     assert summary["chunks"] > 10 and summary["fallbacks"] == 1
     done = run("search", "zebra stride", "--k", "2", "--mode", "sparse", "--json")
-    hits = json.loads(done.stdout)
+    hits = json.loads(done.stdout)["items"]
     assert hits[0]["rank"] == 1 and hits[0]["meta"]["symbol"] == "ReverseLoadPattern"
     done = run("search", "zebra stride", "--k", "2", "--mode", "sparse")
     assert "lib/Fixture/FixtureCoalesce.cpp:" in done.stdout and "ReverseLoadPattern" in done.stdout

@@ -80,7 +80,7 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     res = runner.invoke(cli, ["runs", "diff", summary["run_id"], "0", "1"])
     assert "-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)" in res.output
     assert "+    add_kernel[grid](x, y, out, n, BLOCK_SIZE=4096, num_warps=8)" in res.output
-    listed = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).output)
+    listed = json.loads(runner.invoke(cli, ["runs", "list", "--json"]).output)["items"]
     assert listed[0]["best_round"] == 1 and listed[0]["status"] == "done"
     shown = json.loads(runner.invoke(cli, ["runs", "show", summary["run_id"], "--json"]).output)
     trials = json.loads((tmp_path / ".kopt/artifacts" / shown["rounds"][0]["evidence"]["trials"][:2] /

@@ -16,7 +16,7 @@ def test_runs_list_with_no_store_says_so_and_exits_0(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"no runs in {tmp_path.resolve()}/.kopt yet" in done.stdout and "kopt optimize TASK" in done.stdout
     as_json = kopt("runs", "list", "--json", cwd=tmp_path)
-    assert as_json.returncode == 0 and json.loads(as_json.stdout) == []
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["items"] == []
     assert not (tmp_path / ".kopt").exists()  # listing creates nothing
 
 

@@ -69,6 +69,6 @@ def test_install_copies_and_never_clobbers(tmp_path):
 
 
 def test_list_names_every_skill():
-    listed = json.loads(_kopt("skills", "list", "--json").stdout)
+    listed = json.loads(_kopt("skills", "list", "--json").stdout)["items"]
     assert [s["name"] for s in listed] == [n for n, _, _ in shipped_skills()]
     assert all(Path(s["path"]).parent == skills_root() for s in listed)

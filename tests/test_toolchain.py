@@ -32,7 +32,7 @@ def test_parse_target():
 def test_list_and_doctor_without_the_toolchain(tmp_path):
     listed = kopt("toolchain", "list", "--json", home=tmp_path)
     assert listed.returncode == 0, listed.stderr
-    by_name = {tc["name"]: tc for tc in json.loads(listed.stdout)}
+    by_name = {tc["name"]: tc for tc in json.loads(listed.stdout)["items"]}
     assert by_name["nvidia"]["ready"] and by_name["nvidia"]["facts"]["triton"] == "3.6.0"
     assert not by_name["ascend"]["ready"]
     doctor = kopt("toolchain", "doctor", "ascend", home=tmp_path)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from kopt.cli import emit_json, json_option
+
 
 @click.command("ask")
 @click.argument("question")
 @click.option("--kernel", help="A task file, optionally with a source line: TASK[:LINE].")
 @click.option("--target", help="sm_NN (NVIDIA; default: settings.target, else sm_90) or ascend[:ARCH] (triton-ascend).")
 @click.option("--offline", is_flag=True, help="Ignore a configured LLM; give the structured evidence answer.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool, as_json: bool) -> None:
     """Ask why: with --kernel, the lowered code's facts at that line come first, then the compiler's reasons."""
     from kopt.ask import ask, parse_kernel_arg
@@ -26,8 +28,6 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     llm = None if offline else make_llm(settings)
     answer = ask(question, kernel=path, line=line, settings=settings, llm=llm)
     if as_json:
-        from kopt.cli import emit_json
-
         emit_json(answer.to_dict())
         return
     from kopt.diagnose.report import render_answer

@@ -16,6 +16,7 @@ from typing import Any
 import click
 import yaml
 
+from kopt.cli import emit_json, json_option
 from kopt.errors import KoptError
 
 MODES = ("L1", "auto")
@@ -95,8 +96,9 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/diagnosis/manifest.yaml"),
               show_default=True)
 @click.option("--no-gpu", is_flag=True, help="Only the no-GPU runs even when a GPU is visible.")
-@click.option("--case", "names", multiple=True, help="Only these case names (repeatable).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--only", "names", multiple=True, metavar="NAME",
+              help="Only this manifest case (repeatable).")
+@json_option
 def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json: bool) -> None:
     """Score root-cause diagnosis: top-1/top-3 per mode and per truth level."""
     from rich.console import Console
@@ -108,8 +110,6 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json:
         bar = progress.add_task("diagnosis eval", total=total)
         report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, on_case=lambda: progress.advance(bar))
     if as_json:
-        from kopt.cli import emit_json
-
         emit_json(report)
         return
     console = Console()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import LazyGroup, emit_json
+from kopt.cli import LazyGroup, emit_json, json_option
 from kopt.errors import KoptError
 
 RERANKED = "hybrid+llm"  # the hybrid top RERANK_DEPTH, reordered by the configured LLM (kopt.index.llm_rerank)
@@ -45,7 +45,7 @@ def eval_cmd() -> None:
               help="Half of the gold set to run: dev (tune on it), test (held out: aggregate only), or all.")
 @click.option("--misses", "show_misses", type=int, default=15, show_default=True,
               help="How many missed questions to list per mode (0: none).")
-@click.option("--json", "as_json", is_flag=True, help="Print the full report (with per-question ranks) as JSON.")
+@json_option
 def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str, show_misses: int,
                   as_json: bool) -> None:
     """Score retrieval on a gold set: recall@1/5/10, MRR, nDCG at file and symbol level, per mode."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kopt.cli import console as rich_console, emit_json
+from kopt.cli import console as rich_console, emit_json, json_option
 from kopt.errors import KoptError
 
 STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")
@@ -30,9 +30,9 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this IR stage (all: every stage).")
 @click.option("--target", default=None,
               help="sm_NN (NVIDIA; default: the local GPU, else sm_90) or ascend[:ARCH] (triton-ascend toolchain).")
-@click.option("--case", "case_index", type=int, default=0, show_default=True, help="Index into CASES for the launch.")
+@click.option("--case", "case_index", type=int, default=0, show_default=True, help="Index into the task's CASES for the launch.")
 @click.option("--trajectory", is_flag=True, help="Also record the pass-by-pass IR (MLIR dump).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: int, trajectory: bool, as_json: bool) -> None:
     """AOT-compile a task's kernels (no GPU needed) and show IR stages and resource usage."""
     from kopt.config import load_settings
@@ -89,7 +89,7 @@ def _print_stages(kernels: list, shown: list[str], trajectory: bool, all_stages,
 @click.option("--seed", type=int, default=None, help="Reproduce a run (default: fresh random inputs).")
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None, help="Default: CUDA if visible, else the interpreter.")
 @click.option("--target", default=None, help="ascend[:ARCH] runs on an Ascend NPU (needs one); default: NVIDIA/interpreter.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int | None, device: str | None,
                  target: str | None, as_json: bool) -> None:
     """Check a task's kernels (or a candidate's) against the reference, in a sandboxed child process."""
@@ -123,7 +123,7 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
 @click.option("--cases", "case_list", default=None, help="Comma-separated CASES indices (default: all).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=900.0, show_default=True, help="Seconds before the child is killed.")
 @click.option("--target", default=None, help="ascend[:ARCH] times on an Ascend NPU (needs one); default: the CUDA GPU.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, target: str | None,
               as_json: bool) -> None:
     """Kernel-only GPU timing with L2 flush and fresh inputs, placed on the device roofline."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kopt.cli import Group, emit_json, json_option
 from kopt.errors import KoptError
 
 
@@ -62,19 +63,17 @@ def install(dest: Path, force: bool = False) -> list[dict[str, str]]:
     return results
 
 
-@click.group("skills")
+@click.group("skills", cls=Group)
 def skills_cmd() -> None:
     """Skills (SKILL.md) that teach a coding agent kopt's discipline."""
 
 
 @skills_cmd.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def list_cmd(as_json: bool) -> None:
     """The skills kopt ships."""
     skills = shipped_skills()
     if as_json:
-        from kopt.cli import emit_json
-
         emit_json([{"name": n, "description": d, "path": str(f)} for n, d, f in skills])
         return
     from rich.console import Console
@@ -91,7 +90,7 @@ def list_cmd(as_json: bool) -> None:
 @skills_cmd.command("install")
 @click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite skill files that were changed there.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 def install_cmd(dest: Path, force: bool, as_json: bool) -> None:
     """Copy kopt's skills into DEST, an agent's skill folder: .claude/skills (Claude Code, per project) or
     ~/.claude/skills, ~/.codex/skills (Codex), or any folder your agent reads SKILL.md files from."""
@@ -99,8 +98,6 @@ def install_cmd(dest: Path, force: bool, as_json: bool) -> None:
         raise KoptError(f"{dest}: not a directory")
     results = install(dest, force)
     if as_json:
-        from kopt.cli import emit_json
-
         emit_json({"dest": str(dest), "files": results})
         return
     written = sum(r["status"] == "written" for r in results)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json
+from kopt.cli import emit_json, json_option
 from kopt.errors import KoptError
 
 
@@ -18,7 +18,7 @@ from kopt.errors import KoptError
               help="Where patterns go; default KOPT_HOME/patterns (--out corpora/patterns to contribute them).")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--no-index", is_flag=True, help="Write the pattern files but do not upsert them into the index.")
-@click.option("--json", "as_json", is_flag=True, help="Print the actions as JSON.")
+@json_option
 def synthesize_cmd(runs: str | None, store_dir: Path | None, out_dir: Path | None, dry_run: bool, no_index: bool,
                    as_json: bool) -> None:
     """Group validated wins by finding, kind of change and operator family; update covered patterns' stats,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kopt.cli import Group, emit_json, json_option
 from kopt.errors import KoptError
 from kopt.toolchain import SPECS, add_toolchain, inspect_toolchain, list_toolchains
 
@@ -18,7 +19,7 @@ def _print_table(toolchains) -> None:
             click.echo(f"{'':18} problem: {problem}")
 
 
-@click.group("toolchain")
+@click.group("toolchain", cls=Group)
 def toolchain_cmd() -> None:
     """Compiler toolchains: NVIDIA Triton (built in, default) and triton-ascend (its own venv)."""
 
@@ -26,11 +27,9 @@ def toolchain_cmd() -> None:
 @toolchain_cmd.command("add")
 @click.argument("name", type=click.Choice(sorted(SPECS)))
 @click.option("--python", "python", default=None, help="Base interpreter for the venv (default: kopt's own).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option
 def add_cmd(name: str, python: str | None, as_json: bool) -> None:
     """Create NAME's environment under KOPT_HOME/toolchains (idempotent; re-run to repair)."""
-    from kopt.cli import emit_json
-
     tc = add_toolchain(name, python=python, say=(lambda _: None) if as_json else lambda m: click.echo(m, err=True))
     if as_json:
         emit_json(tc.to_dict())
@@ -39,11 +38,9 @@ def add_cmd(name: str, python: str | None, as_json: bool) -> None:
 
 
 @toolchain_cmd.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option
 def list_cmd(as_json: bool) -> None:
     """Every toolchain kopt knows, and whether it is ready."""
-    from kopt.cli import emit_json
-
     toolchains = list_toolchains()
     if as_json:
         emit_json([tc.to_dict() for tc in toolchains])
@@ -53,11 +50,9 @@ def list_cmd(as_json: bool) -> None:
 
 @toolchain_cmd.command("doctor")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option
 def doctor_cmd(name: str | None, as_json: bool) -> None:
     """Check toolchains (all, or NAME) actually work; exit 1 if one named is broken."""
-    from kopt.cli import emit_json
-
     toolchains = [inspect_toolchain(name)] if name else list_toolchains()
     if as_json:
         emit_json([tc.to_dict() for tc in toolchains])
