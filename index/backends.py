@@ -5,6 +5,11 @@ vector `bm25` (IDF modifier). Which collection serves a corpus is kept in a cata
 replaced atomically (Edge), or a `kopt_catalog` collection plus real Qdrant aliases (server).
 Filters are plain dicts: {key: value | [values]} means "matches (any of)"; {key: NONEMPTY} means
 "the list field has at least one element".
+
+Many readers, one writer (Edge): a served collection is immutable once published; every reader opens its own
+hard-linked copy of it (a "view", no data copied), because Qdrant Edge opens a shard only once at a time
+(index/README.md says what was measured). Deleting a retired version then only unlinks names: readers that
+hold a view keep its files alive until they close.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import uuid
 import warnings
 from contextlib import contextmanager
@@ -32,11 +38,17 @@ def entry_collections(entry: dict) -> list[str]:
 
 
 class EdgeBackend:
-    """Qdrant Edge shards under <index_path>/collections/<name>, catalog in <index_path>/catalog.json."""
+    """Qdrant Edge shards under <index_path>/collections/<name>, catalog in <index_path>/catalog.json.
+
+    A collection this backend creates (or resumes) is opened in place for writing; any other is read through a
+    private view under <index_path>/readers/<host>-<pid>-<n>/, removed when the backend closes.
+    """
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self._shards: dict[str, object] = {}
+        self._writable: set[str] = set()
+        self._views: Path | None = None
 
     # -- catalog --------------------------------------------------------------------------
     def read_catalog(self) -> dict:
@@ -54,16 +66,70 @@ class EdgeBackend:
         tmp.write_text(json.dumps(catalog, indent=1, sort_keys=True))
         os.replace(tmp, self.root / "catalog.json")  # atomic: readers see the old or the new catalog
 
+    def pin(self) -> dict:
+        """The catalog, with a view of every collection it serves taken now: this reader keeps that version.
+
+        Runs under a shared lock that `retire` takes exclusively, so no served collection is deleted mid-copy.
+        A collection missing on disk is left unpinned (using it raises "missing"; `kopt index doctor` reports it).
+        """
+        with self._versions_lock(fcntl.LOCK_SH):
+            catalog = self.read_catalog()
+            for entry in catalog.get("corpora", {}).values():
+                for name in entry_collections(entry):
+                    if (self.root / "collections" / name).is_dir():
+                        self._view(name)
+        return catalog
+
+    def retire(self, names: list[str]) -> None:
+        """Delete collections no longer served, once no reader is in the middle of pinning them."""
+        with self._versions_lock(fcntl.LOCK_EX):
+            for name in names:
+                self.drop(name)
+
     @contextmanager
-    def writer_lock(self):
-        """One ingest at a time per index; a second one fails fast instead of interleaving."""
+    def _versions_lock(self, mode: int):
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".write.lock", "w") as fh:
+        with open(self.root / ".versions.lock", "a") as fh:
+            fcntl.flock(fh, mode)  # held for milliseconds: a pin's hard links, a retire's deletes
+            yield
+
+    @contextmanager
+    def writer_lock(self, what: str = "write to the index"):
+        """One writer at a time per index (ingest, drop, doctor --fix, pattern upserts); a second fails fast.
+
+        `what` ("ingest of triton") goes into the lock file with the pid, for the message the second one gets.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".write.lock", "a+") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
-                raise IndexError_(f"{self.root} is locked by another ingest", hint="wait for it, or stop it") from exc
-            yield
+                raise IndexError_(f"{self.root}: {self._holder(fh)}", hint="wait for it to finish, or stop it") from exc
+            fh.truncate(0)
+            fh.write(f"{os.getpid()} {what}")
+            fh.flush()
+            try:
+                yield
+            finally:
+                fh.truncate(0)
+
+    def writer(self) -> str | None:
+        """Who holds the writer lock now ("another ingest of triton is running (pid N)"), or None."""
+        path = self.root / ".write.lock"
+        if not path.exists():
+            return None
+        with open(path) as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return self._holder(fh)
+        return None
+
+    @staticmethod
+    def _holder(fh) -> str:
+        fh.seek(0)
+        pid, _, what = fh.read().partition(" ")
+        return f"another {what or 'write to the index'} is running (pid {pid or '?'})"
 
     # -- collections ----------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -82,33 +148,69 @@ class EdgeBackend:
         for key in KEYWORD_FIELDS:
             shard.update(UpdateOperation.create_field_index(key, PayloadSchemaType.Keyword))
         self._shards[name] = shard
+        self._writable.add(name)
+
+    def open_writable(self, name: str) -> None:
+        """Open an unpublished collection in place to go on writing it (an interrupted build)."""
+        if name not in self._writable:
+            self._shards[name] = self._load(self.root / "collections" / name, name)
+            self._writable.add(name)
+
+    def seal(self, name: str) -> None:
+        """Flush and close a collection written here: from now on its files never change, and readers may link them."""
+        if name in self._writable:
+            shard = self._shards.pop(name)
+            shard.flush()
+            shard.close()
+            self._writable.discard(name)
 
     def _shard(self, name: str):
         if name not in self._shards:
-            from qdrant_edge import EdgeShard
-
-            path = self.root / "collections" / name
-            if not path.is_dir():
-                raise IndexError_(f"index collection {name} is missing under {self.root}", hint="re-run `kopt ingest`")
-            try:
-                self._shards[name] = EdgeShard.load(str(path))
-            except Exception as exc:  # the engine reports corruption and locks as plain exceptions
-                if "WouldBlock" in str(exc):  # another process holds the shard's WAL lock
-                    raise IndexError_(f"{path}: the index is in use by another kopt process (an ingest?)",
-                                      hint="try again when it has finished") from exc
-                raise IndexError_(f"{path}: cannot open index collection ({exc})", hint="run `kopt index doctor`") from exc
+            self._view(name)
         return self._shards[name]
+
+    def _view(self, name: str) -> None:
+        """Open `name` through this backend's own hard-linked copy of it (its own WAL lock, no data copied)."""
+        if name in self._shards:
+            return
+        src = self.root / "collections" / name
+        if not src.is_dir():
+            raise IndexError_(f"index collection {name} is missing under {self.root}", hint="re-run `kopt ingest`")
+        if self._views is None:
+            self._views = _new_views_dir(self.root / "readers")
+        dst = self._views / name
+        try:
+            shutil.copytree(src, dst, copy_function=os.link)
+        except (OSError, shutil.Error) as exc:
+            shutil.rmtree(dst, ignore_errors=True)
+            raise IndexError_(f"{src}: cannot open index collection ({exc})", hint="run `kopt index doctor`") from exc
+        self._shards[name] = self._load(dst, name)
+
+    @staticmethod
+    def _load(path: Path, name: str):
+        from qdrant_edge import EdgeShard
+
+        if not path.is_dir():
+            raise IndexError_(f"index collection {name} is missing under {path.parent}", hint="re-run `kopt ingest`")
+        try:
+            return EdgeShard.load(str(path))
+        except Exception as exc:  # the engine reports corruption and locks as plain exceptions
+            if "WouldBlock" in str(exc):  # another process holds the shard's WAL lock
+                raise IndexError_(f"{path}: being written by another kopt process",
+                                  hint="try again when it has finished") from exc
+            raise IndexError_(f"{path}: cannot open index collection ({exc})", hint="run `kopt index doctor`") from exc
 
     def drop(self, name: str) -> None:
         shard = self._shards.pop(name, None)
         if shard is not None:
             shard.close()
+        self._writable.discard(name)
         shutil.rmtree(self.root / "collections" / name, ignore_errors=True)
 
     def upsert(self, name: str, points: list[Point]) -> None:
         from qdrant_edge import Point as EdgePoint, SparseVector, UpdateOperation
 
-        self._shard(name).update(UpdateOperation.upsert_points([
+        self._writable_shard(name).update(UpdateOperation.upsert_points([
             EdgePoint(pid, {DENSE: list(vec), SPARSE: SparseVector(indices=sp[0], values=sp[1])}, payload)
             for pid, vec, sp, payload in points]))
 
@@ -116,24 +218,32 @@ class EdgeBackend:
         from qdrant_edge import UpdateOperation
 
         if ids:
-            self._shard(name).update(UpdateOperation.delete_points(list(ids)))
+            self._writable_shard(name).update(UpdateOperation.delete_points(list(ids)))
 
     def flush(self, name: str) -> None:
-        self._shard(name).flush()
+        self._writable_shard(name).flush()
+
+    def _writable_shard(self, name: str):
+        if name not in self._writable:  # a published collection is shared with readers' views: never write it
+            raise IndexError_(f"index collection {name} is not open for writing (a bug in kopt)")
+        return self._shards[name]
 
     def count(self, name: str) -> int:
         from qdrant_edge import CountRequest
 
         return self._shard(name).count(CountRequest(exact=True))
 
-    def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True) -> list[tuple[str, dict]]:
+    def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True,
+               vectors: bool = False) -> list[tuple]:
+        """(id, payload) pairs; with vectors, (id, dense, (indices, values), payload) points ready to upsert."""
         from qdrant_edge import ScrollRequest
 
         out, offset = [], None
         while True:
             page, offset = self._shard(name).scroll(ScrollRequest(offset=offset, limit=1024, filter=_edge_filter(flt),
-                                                                   with_payload=payload, with_vector=False))
-            out += [(str(r.id), r.payload or {}) for r in page]
+                                                                   with_payload=payload, with_vector=vectors))
+            out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
+                     r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 
@@ -157,6 +267,33 @@ class EdgeBackend:
         for shard in self._shards.values():
             shard.close()
         self._shards.clear()
+        self._writable.clear()
+        if self._views is not None:
+            shutil.rmtree(self._views, ignore_errors=True)
+            self._views = None
+
+
+def _new_views_dir(base: Path) -> Path:
+    """A fresh folder for this backend's views; first removes the views of this host's dead processes (kill -9)."""
+    base.mkdir(parents=True, exist_ok=True)
+    host = socket.gethostname()
+    for old in base.iterdir():
+        owner, _, rest = old.name.rpartition("-")[0].rpartition("-")
+        if owner == host and rest.isdigit() and not pid_alive(int(rest)):
+            shutil.rmtree(old, ignore_errors=True)
+    views = base / f"{host}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    views.mkdir()
+    return views
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _edge_filter(flt: dict | None):
@@ -218,9 +355,25 @@ class ServerBackend:
         if ops:
             self.client.update_collection_aliases(change_aliases_operations=ops)  # one atomic change
 
+    def pin(self) -> dict:
+        return self.read_catalog()  # the server keeps a collection readable while it is deleted
+
+    def retire(self, names: list[str]) -> None:
+        for name in names:
+            self.drop(name)
+
     @contextmanager
-    def writer_lock(self):
+    def writer_lock(self, what: str = "write to the index"):
         yield  # the server serialises writes itself; staging collections keep ingests apart
+
+    def writer(self) -> str | None:
+        return None
+
+    def open_writable(self, name: str) -> None:
+        pass
+
+    def seal(self, name: str) -> None:
+        pass
 
     def names(self) -> list[str]:
         return sorted(c.name for c in self.client.get_collections().collections if c.name != self.CATALOG)
@@ -260,12 +413,14 @@ class ServerBackend:
     def count(self, name: str) -> int:
         return self.client.count(name, exact=True).count
 
-    def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True) -> list[tuple[str, dict]]:
+    def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True,
+               vectors: bool = False) -> list[tuple]:
         out, offset = [], None
         while True:
             page, offset = self.client.scroll(name, scroll_filter=_client_filter(flt), limit=1024, offset=offset,
-                                              with_payload=payload, with_vectors=False)
-            out += [(str(r.id), r.payload or {}) for r in page]
+                                              with_payload=payload, with_vectors=vectors)
+            out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
+                     r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 

@@ -104,7 +104,11 @@ class Index:
     def __init__(self, settings):
         self.settings = settings
         self.backend = open_backend(settings)
-        self.catalog = self.backend.read_catalog()
+        try:
+            self.catalog = self.backend.pin()  # this Index keeps the versions served now until it closes
+        except Exception:
+            self.backend.close()
+            raise
         self.where = settings.qdrant_url or str(settings.index_path)
 
     def corpora(self) -> list[dict]:

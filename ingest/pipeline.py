@@ -3,8 +3,9 @@
 A git corpus also gets a side collection of its files' commit subjects (ingest/history.py), swapped with it.
 
 Every ingest builds into a staging collection recorded in the catalog under `building`; only
-when it is complete does the catalog point the corpus at it (one atomic write) and drop the old
-one; when nothing changed, nothing is rewritten. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
+when it is complete, sealed (flushed and closed: never written again) and verified through a reader's view
+does the catalog point the corpus at it (one atomic write) and retire the old one (index/backends.py: readers
+that hold it keep it until they close); when nothing changed, nothing is rewritten. Point ids come from (corpus, path, start line, content), so an interrupted ingest resumes
 into the same staging collection, skips what is already there, and never duplicates.
 """
 
@@ -14,11 +15,12 @@ import os
 import socket
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kopt.errors import KoptError
-from kopt.index.backends import entry_collections, open_backend
+from kopt.index.backends import entry_collections, open_backend, pid_alive
 from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
 from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
@@ -123,7 +125,7 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
 
     backend, cache = open_backend(settings), VectorCache()
     try:
-        with backend.writer_lock():
+        with backend.writer_lock(f"ingest of {name}"):
             summary = _build(backend, cache, name, source, model, records, avgdl, reg, progress)
     finally:
         backend.close()
@@ -138,19 +140,9 @@ def building_state(entry: dict) -> str:
     owner = entry.get("owner") or {}
     if owner.get("host") and owner["host"] != socket.gethostname():
         return f"ingest on {owner['host']} (pid {owner['pid']}): in progress there, or interrupted"
-    if owner.get("pid") and _alive(owner["pid"]):
+    if owner.get("pid") and pid_alive(owner["pid"]):
         return f"ingest in progress (pid {owner['pid']})"
     return "interrupted ingest"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -> dict:
@@ -164,14 +156,13 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
     staging = catalog["building"].get(name)
     if not (staging and staging["version"] == source.version and staging["model"] == model
             and staging.get("pipeline") == PIPELINE and staging["collection"] in backend.names()):
-        generation = max([int(c.rsplit("-g", 1)[1]) for c in backend.names() if c.startswith(f"{name}-")
-                          and c.rsplit("-g", 1)[-1].isdigit()] + [0]) + 1
         if staging and staging["collection"] in backend.names():
             backend.drop(staging["collection"])  # an unfinished build of another version or model: start over
             backend.drop(f"{staging['collection']}-history")
-        staging = {"collection": f"{name}-{_safe(source.version)}-g{generation}", "version": source.version,
+        staging = {"collection": _next_collection(backend, name, source.version), "version": source.version,
                    "model": model, "dim": dimension(model), "pipeline": PIPELINE}
         backend.create(staging["collection"], staging["dim"])
+    backend.open_writable(staging["collection"])
     staging = {k: v for k, v in staging.items() if k != "owner"}
     catalog["building"][name] = {**staging, "owner": {"pid": os.getpid(), "host": socket.gethostname()}}
     backend.write_catalog(catalog)  # so `kopt index list` can tell this live build from an interrupted one
@@ -202,22 +193,53 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
                                    payload(records[pid], name, source.version, reg)) for pid in part])
             bar(len(part), "storing")
     backend.flush(coll)
-    if backend.count(coll) != len(records):
-        raise KoptError(f"ingest of {name} incomplete: {backend.count(coll)} of {len(records)} points stored; run it again")
-
     history = _build_history(backend, coll, name, source, staging["dim"]) if source.manifest.source == "git" else None
-
-    catalog = backend.read_catalog()
-    catalog["corpora"][name] = {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
-                                "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})}
-    catalog["building"].pop(name, None)
-    backend.write_catalog(catalog)  # the swap: readers now see the new version
-    if served and served["collection"] != coll:
-        for old in entry_collections(served):
-            backend.drop(old)
+    _publish(backend, name, {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
+                             "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})},
+             served)
     new = len(records.keys() - old_ids) if old_ids else len(records)
     return {"collection": coll, "new": new, "reused": len(records) - new, "deleted": len(old_ids - records.keys()),
             "embedded": embedded}
+
+
+def _publish(backend, name: str, entry: dict, served: dict | None) -> None:
+    """Seal the new version, check it as a reader will see it, switch the catalog to it, retire the old one."""
+    for coll in entry_collections(entry):
+        backend.seal(coll)
+    stored = backend.count(entry["collection"])
+    if stored != entry["points"]:
+        raise KoptError(f"ingest of {name} incomplete: {stored} of {entry['points']} points stored; run it again")
+    catalog = backend.read_catalog()
+    catalog["corpora"][name] = entry
+    catalog["building"].pop(name, None)
+    backend.write_catalog(catalog)  # the swap: readers that open the index from now on see the new version
+    if served:
+        backend.retire([c for c in entry_collections(served) if c not in entry_collections(entry)])
+
+
+@contextmanager
+def revised(backend, name: str):
+    """A new version of served corpus `name` to edit: a copy of the current one, published when the block ends.
+
+    The served version is shared with readers' views, so it is never written in place (kopt synthesize uses this
+    to add its patterns). Yields the new collection's name.
+    """
+    with backend.writer_lock(f"update of {name}"):
+        served = backend.read_catalog()["corpora"][name]
+        points = backend.scroll(served["collection"], vectors=True)
+        coll = _next_collection(backend, name, served["version"])
+        backend.create(coll, served.get("dim") or len(points[0][1]))
+        for i in range(0, len(points), BATCH * 4):
+            backend.upsert(coll, points[i : i + BATCH * 4])
+        yield coll
+        backend.flush(coll)
+        _publish(backend, name, {**served, "collection": coll, "points": backend.count(coll)}, served)
+
+
+def _next_collection(backend, name: str, version: str) -> str:
+    generation = max([int(c.rsplit("-g", 1)[1]) for c in backend.names() if c.startswith(f"{name}-")
+                      and c.rsplit("-g", 1)[-1].isdigit()] + [0]) + 1
+    return f"{name}-{_safe(version)}-g{generation}"
 
 
 def _build_history(backend, coll: str, name: str, source, dim: int) -> str | None:

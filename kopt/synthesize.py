@@ -438,7 +438,7 @@ def upsert_index(settings: Any, paths: list[Path]) -> str:
     from kopt.index.embed import embed_text, encode
     from kopt.index.tokenize import doc_vector
     from kopt.ingest.enrich import Registry
-    from kopt.ingest.pipeline import chunk_file, payload, point_id
+    from kopt.ingest.pipeline import chunk_file, payload, point_id, revised
 
     if not paths:
         return "index: nothing to upsert"
@@ -447,8 +447,8 @@ def upsert_index(settings: Any, paths: list[Path]) -> str:
         served = backend.read_catalog()["corpora"].get("patterns")
         if not served or served["collection"] not in backend.names():
             return "index: the patterns corpus is not ingested (kopt ingest patterns); files written only"
-        coll, model, points = served["collection"], served.get("model") or settings.embed_model, []
-        with backend.writer_lock():
+        model, points = served.get("model") or settings.embed_model, []
+        with revised(backend, "patterns") as coll:  # a new version: readers may hold the served one
             for path in paths:
                 rel = f"synthesized/{path.name}"
                 chunks, _ = chunk_file(rel, path.read_bytes())

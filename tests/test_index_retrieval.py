@@ -200,8 +200,8 @@ def test_edge_index_locked_and_corrupt(tmp_path, monkeypatch, checkout, embedder
     ingest_corpus("triton", settings, path=checkout, progress=False)
     from kopt.index.backends import EdgeBackend
 
-    with EdgeBackend(settings.index_path).writer_lock():
-        with pytest.raises(KoptError, match="locked by another ingest"):
+    with EdgeBackend(settings.index_path).writer_lock("ingest of triton"):
+        with pytest.raises(KoptError, match=rf"another ingest of triton is running \(pid {os.getpid()}\)"):
             ingest_corpus("triton", settings, path=checkout, progress=False)
         assert open_index(settings).search("quokka", k=1)  # readers are not blocked
     catalog = settings.index_path / "catalog.json"

@@ -114,15 +114,14 @@ def index_drop(corpus: str, as_json: bool) -> None:
 
     backend = open_backend(load_settings())
     try:
-        with backend.writer_lock():
+        with backend.writer_lock(f"drop of {corpus}"):
             catalog = backend.read_catalog()
             entries = [e for e in (catalog["corpora"].pop(corpus, None), catalog["building"].pop(corpus, None)) if e]
             if not entries:
                 raise KoptError(f"corpus {corpus!r} is not in the index")
             backend.write_catalog(catalog)
             collections = [c for e in entries for c in entry_collections(e)]
-            for c in collections:
-                backend.drop(c)
+            backend.retire(collections)  # searches already running keep their view of it
     finally:
         backend.close()
     if as_json:
@@ -135,18 +134,22 @@ def index_drop(corpus: str, as_json: bool) -> None:
 @click.option("--fix", is_flag=True, help="Remove collections no corpus uses (orphans of interrupted ingests).")
 @click.option("--json", "as_json", is_flag=True)
 def index_doctor(fix: bool, as_json: bool) -> None:
-    """Check that every served collection opens and holds the points the catalog says."""
-    from kopt.index.backends import entry_collections, open_backend
+    """Check that every served collection opens and holds the points the catalog says.
+
+    It reads the served versions as any search does (a running ingest does not disturb them) and leaves
+    orphans alone while an ingest runs: its unfinished collections are not orphans.
+    """
+    from kopt.index.backends import open_backend
+    from kopt.ingest.pipeline import building_state
 
     backend = open_backend(load_settings())
     problems, report = [], []
     try:
         try:
-            catalog = backend.read_catalog()
+            catalog = backend.pin()
         except KoptError as exc:  # its own hint says "run kopt index doctor": say here what that means
             raise KoptError(f"{exc.args[0]}; move it aside and re-run `kopt ingest CORPUS` for each corpus you use "
                             "(then `kopt index doctor --fix` removes the old collections)") from exc
-        used = {c for e in [*catalog["corpora"].values(), *catalog["building"].values()] for c in entry_collections(e)}
         for name, e in sorted(catalog["corpora"].items()):
             try:
                 count = backend.count(e["collection"])
@@ -157,19 +160,36 @@ def index_doctor(fix: bool, as_json: bool) -> None:
             except KoptError as exc:
                 report.append({"corpus": name, "collection": e["collection"], "ok": False, "error": str(exc)})
                 problems.append(f"{name}: {exc}; re-run `kopt ingest {name}`")
-        orphans = [c for c in backend.names() if c not in used]
-        if fix:
-            for c in orphans:
-                backend.drop(c)
+        building = {name: building_state(b) for name, b in sorted(catalog["building"].items())}
+        writer = backend.writer()
+        orphans = [] if writer else _orphans(backend)
+        if fix and orphans:
+            with backend.writer_lock("index doctor --fix"):
+                orphans = _orphans(backend)  # again, now that no ingest can start
+                backend.retire(orphans)
     finally:
         backend.close()
     if as_json:
-        emit_json({"corpora": report, "orphans": orphans, "fixed": fix, "problems": problems})
+        emit_json({"corpora": report, "building": building, "writer": writer, "orphans": orphans, "fixed": fix,
+                   "problems": problems})
     else:
         for r in report:
             click.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['corpus']:<14} {r['collection']}  {r.get('points', r.get('error'))}")
+        for name, state in building.items():
+            click.echo(f"... {name:<14} {state}")
+        if writer:
+            click.echo(f"{writer}: orphan check skipped")
         if orphans:
             click.echo(f"{'removed' if fix else 'orphan collections (kopt index doctor --fix removes them)'}: {', '.join(orphans)}")
         click.echo("healthy" if not problems else "\n".join(problems))
     if problems:
         raise SystemExit(1)
+
+
+def _orphans(backend) -> list[str]:
+    """Collections neither served nor being built (left by interrupted ingests)."""
+    from kopt.index.backends import entry_collections
+
+    catalog = backend.read_catalog()
+    used = {c for e in [*catalog["corpora"].values(), *catalog["building"].values()] for c in entry_collections(e)}
+    return [c for c in backend.names() if c not in used]
