@@ -1,6 +1,9 @@
 # The whole set-up on a fresh machine is one of these two commands:
 #   make demo   the main job on the embedded defaults
-#   make test   the test suite
+#   make test   the test suite (everything that runs on a CPU; GPU tests skip without one)
+# Also: make test-fast   the unit tests only (no index builds, Triton compiles or toolchain download)
+#       make eval-data TRITON_SRC=DIR [TRITON_ASCEND_SRC=DIR]   kopt's data (retrieval gold sets, pattern and
+#                      pass-note citations) against the pinned compiler checkouts
 # Both create (or reuse) .venv and install what is missing. A CPU torch 2.13 goes in first
 # when no torch is importable, so nothing pulls a multi-GB CUDA build.
 
@@ -10,7 +13,7 @@ PY     := $(VENV)/bin/python
 KOPT   := $(VENV)/bin/kopt
 STAMP  := $(VENV)/.kopt-installed
 
-.PHONY: demo test setup clean
+.PHONY: demo test test-fast eval-data setup clean
 
 setup: $(STAMP)
 
@@ -26,6 +29,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(KOPT) toolchain add ascend
 	$(PY) -m pytest -q -ra
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -ra -m "not slow and not eval_data"
+
+TRITON_SRC ?=
+TRITON_ASCEND_SRC ?=
+eval-data: $(STAMP)
+	@test -n "$(wildcard $(TRITON_SRC))" || { echo "make eval-data: set TRITON_SRC to a Triton checkout at the commit pinned in evals/retrieval/gold.yaml"; exit 2; }
+	TRITON_SRC="$(wildcard $(TRITON_SRC))" TRITON_ASCEND_SRC="$(wildcard $(TRITON_ASCEND_SRC))" $(PY) -m pytest -q -ra -m eval_data
 
 clean:
 	rm -rf $(VENV) .kopt

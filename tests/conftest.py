@@ -1,31 +1,65 @@
-"""Every test session runs with its own KOPT_HOME, so no test reads, writes or locks the user's index.
-The Ascend toolchain (set up once by `make test` under the real KOPT_HOME) is shared through a link.
-`llm_server` starts loopback OpenAI-compatible servers that replay chat-completion replies."""
+"""Every test session runs isolated from the user's settings: its own KOPT_HOME, an empty user config folder,
+a temporary working directory (so no kopt.toml is read) and no KOPT_* variables. The Ascend toolchain (set up once
+by `make test` under the real KOPT_HOME) is shared through a link.
+`llm_server` starts loopback OpenAI-compatible servers that replay chat-completion replies.
+`triton_src` / `triton_ascend_src` are the compiler checkouts the eval_data tests read (`make eval-data`)."""
 
 import json
 import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from kopt.config import kopt_home
 
+# Read before the session clears KOPT_* and changes directory: `make eval-data TRITON_SRC=DIR`
+# (KOPT_TRITON_SRC, which `kopt ingest triton` reads, names one too).
+CHECKOUTS = {name: os.environ.get(name) or os.environ.get(f"KOPT_{name}") for name in ("TRITON_SRC", "TRITON_ASCEND_SRC")}
+CHECKOUTS = {name: Path(value).expanduser().resolve() if value else None for name, value in CHECKOUTS.items()}
+
 
 @pytest.fixture(autouse=True, scope="session")
 def private_kopt_home(tmp_path_factory):
+    """Session-scoped so that session fixtures (an index built once) see the isolated settings too."""
     real = kopt_home()
-    home = tmp_path_factory.mktemp("kopt-home")
+    root = tmp_path_factory.mktemp("isolated")
+    home, config, work = root / "kopt-home", root / "config", root / "work"
+    for folder in (home, config, work):
+        folder.mkdir()
     if (real / "toolchains").is_dir():
         (home / "toolchains").symlink_to(real / "toolchains")
-    saved = os.environ.get("KOPT_HOME")
-    os.environ["KOPT_HOME"] = str(home)
-    yield home
-    if saved is None:
-        os.environ.pop("KOPT_HOME", None)
-    else:
-        os.environ["KOPT_HOME"] = saved
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in os.environ if n.startswith("KOPT_")]:
+            patch.delenv(name)
+        patch.setenv("KOPT_HOME", str(home))
+        patch.setenv("XDG_CONFIG_HOME", str(config))  # kopt reads $XDG_CONFIG_HOME/kopt before ~/.config/kopt
+        patch.chdir(work)  # the default workspace, and its kopt.toml
+        yield home
+
+
+def _checkout(variable: str, required: bool) -> Path:
+    where = CHECKOUTS[variable]
+    if where is not None and where.is_dir():
+        return where
+    message = f"{variable}={str(where or '')!r} is not a checkout: run `make eval-data {variable}=DIR`"
+    if required:
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def triton_src() -> Path:
+    """The Triton checkout at the pin (evals/retrieval/gold.yaml); an eval_data run without one fails."""
+    return _checkout("TRITON_SRC", required=True)
+
+
+@pytest.fixture(scope="session")
+def triton_ascend_src() -> Path:
+    """The triton-ascend checkout the Ascend pass notes cite; optional, so its one test skips without it."""
+    return _checkout("TRITON_ASCEND_SRC", required=False)
 
 
 class Replay:

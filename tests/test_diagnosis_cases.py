@@ -36,10 +36,10 @@ def test_every_case_is_labelled_and_kept_only_when_its_fix_is_at_least_1_3x():
 @pytest.mark.parametrize("name", NEW)
 def test_slow_and_fixed_match_the_reference_on_the_interpreter(name, tmp_path):
     env = {**os.environ, "KOPT_HOME": str(tmp_path / "home")}
-    task = f"evals/diagnosis/{name}.py"
-    for extra in ([], ["--candidate", f"evals/diagnosis/{name}_fixed.py"]):
+    task = str(CASES_DIR / f"{name}.py")
+    for extra in ([], ["--candidate", str(CASES_DIR / f"{name}_fixed.py")]):
         done = subprocess.run([sys.executable, "-m", "kopt.cli", "validate", task, "--device", "cpu", "--seed", "3",
-                               *extra], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+                               *extra], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
         assert done.returncode == 0 and "ok: 2 cases" in done.stdout, done.stdout + done.stderr
 
 

@@ -1,5 +1,6 @@
-"""Pass notes: every note passes the schema, every anchor resolves in the pinned compiler checkouts,
-PIPELINE.md matches the pass order a real sm_90 compile runs, and malformed notes are rejected by field."""
+"""Pass notes: every note passes the schema, every anchor resolves in the installed triton package or (`make
+eval-data`) in the pinned compiler checkouts, PIPELINE.md matches the pass order a real sm_90 compile runs, and
+malformed notes are rejected by field."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import triton
 
 from kopt.errors import KoptError
 from kopt.passnotes import (
@@ -20,7 +22,7 @@ from kopt.passnotes import (
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = ROOT / "corpora" / "passes"
 ASCEND = PASSES / "ascend"
-CHECKOUTS = {"triton": Path("/work/src/triton"), "triton-ascend": Path("/work/src/triton-ascend")}
+PACKAGE_PREFIX = "python/triton/"
 
 VALID = """---
 pass: tritongpu-coalesce
@@ -69,11 +71,20 @@ def test_note_counts_and_unique_pass_names():
     assert "unstructured_access" in {f for n in ascend for f in n.findings}
 
 
-@pytest.mark.parametrize("corpus", sorted(CHECKOUTS))
-def test_every_anchor_resolves_in_the_pinned_checkout(corpus):
-    checkout = CHECKOUTS[corpus]
-    if not checkout.is_dir():
-        pytest.skip(f"{checkout} not present")
+def test_python_anchors_resolve_in_the_installed_triton():
+    """triton==3.6.0 (pyproject) ships the pin's python/triton/ as its package: those anchors need no checkout."""
+    package = Path(triton.__file__).parent
+    anchors = [(n.path.name, a) for n in all_notes() if n.corpus == "triton" for a in n.anchors
+               if a["path"].startswith(PACKAGE_PREFIX)]
+    assert len(anchors) >= 10
+    moved = lambda a: {**a, "path": a["path"].removeprefix(PACKAGE_PREFIX)}  # noqa: E731
+    assert [(name, a) for name, a in anchors if not resolve_anchor(moved(a), package)] == []
+
+
+@pytest.mark.eval_data
+@pytest.mark.parametrize("corpus, checkout", [("triton", "triton_src"), ("triton-ascend", "triton_ascend_src")])
+def test_every_anchor_resolves_in_the_pinned_checkout(corpus, checkout, request):
+    checkout = request.getfixturevalue(checkout)
     notes = [n for n in all_notes() if n.corpus == corpus]
     assert notes
     unresolved = [(n.path.name, a) for n in notes for a in n.anchors if not resolve_anchor(a, checkout)]
@@ -149,7 +160,6 @@ def test_pipeline_index_links_resolve_and_cover_every_pass_note(folder, corpus):
 
 def test_pipeline_order_matches_a_real_sm90_compile(tmp_path):
     """The order in PIPELINE.md is the order Triton 3.6 actually runs for an sm_90 matmul."""
-    pytest.importorskip("triton")
     # A child process: Triton opens MLIR_DUMP_PATH once per process, so an earlier compile in this
     # pytest process would have claimed the dump file.
     script = tmp_path / "mm.py"

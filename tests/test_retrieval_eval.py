@@ -1,4 +1,5 @@
-"""Retrieval evals: the metrics on a hand-computed example, and the gold set against the real source."""
+"""Retrieval evals: the metrics on a hand-computed example, and the gold set against the real source: the repo's
+own corpora and the installed triton package here, the rest of the Triton checkout in `make eval-data`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import triton
 import yaml
 
 from kopt.errors import KoptError
@@ -18,8 +20,9 @@ from kopt.retrieval_eval import Gold, Question, evaluate, first_rank, hit_answer
 REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "evals" / "retrieval" / "gold.yaml"
 PINS, QUESTIONS = load_gold(GOLD)
-TRITON_ROOT = Path(os.environ.get("KOPT_TRITON_SRC", PINS["triton"]["root"]))  # the pinned checkout
-CORPUS_ROOTS = {"triton": TRITON_ROOT, "passes": REPO, "patterns": REPO}
+# triton==3.6.0 (pyproject) ships the pin's python/triton/ as its package: those golds resolve without a checkout.
+PACKAGE_PREFIX = "python/triton/"
+TRITON_PACKAGE = Path(triton.__file__).parent
 
 
 @dataclass
@@ -100,8 +103,10 @@ def test_gold_set_shape():
 GOLD_FILES = {name: load_gold(GOLD.parent / f"{name}.yaml")[1] for name in ("gold", "tune", "holdout")}
 
 
-def _golds():
-    return [pytest.param(q, g, id=f"{name}:{q.id}:{g.path}") for name, qs in GOLD_FILES.items() for q in qs for g in q.gold]
+def _golds(in_checkout: bool):
+    """The golds only a Triton checkout holds (in_checkout), or the ones the repo and the installed package hold."""
+    return [pytest.param(q, g, id=f"{name}:{q.id}:{g.path}") for name, qs in GOLD_FILES.items() for q in qs
+            for g in q.gold if (g.corpus == "triton" and not g.path.startswith(PACKAGE_PREFIX)) == in_checkout]
 
 
 def test_gold_files_keep_their_roles():
@@ -114,15 +119,9 @@ def test_gold_files_keep_their_roles():
     assert not answers["holdout"] & (answers["gold"] | answers["tune"])
 
 
-@pytest.mark.parametrize("question,gold", _golds())
-def test_gold_resolves_in_source(question, gold):
+def _assert_resolves(question, gold, path: Path):
     """Path exists at the pin, lines lie inside the file, and the symbol's name is written at or just before them."""
-    root = CORPUS_ROOTS[gold.corpus]
-    if gold.corpus == "triton" and not TRITON_ROOT.is_dir():
-        pytest.skip(f"pinned Triton checkout not present at {TRITON_ROOT}")
-    path = root / gold.path
-    if gold.corpus != "triton" and not path.exists():
-        pytest.skip(f"{gold.path} not written yet")
+    assert path.is_file(), f"{question.id}: {gold.path} not found at {path}"
     lines = path.read_text().splitlines()
     start, end = gold.lines
     assert end <= len(lines), f"{question.id}: lines {gold.lines} beyond end of {gold.path} ({len(lines)} lines)"
@@ -131,10 +130,27 @@ def test_gold_resolves_in_source(question, gold):
     assert re.search(rf"\b{re.escape(name)}\b", window), f"{question.id}: {name!r} not near {gold.path}:{start}-{end}"
 
 
-def test_pinned_checkout_matches_commit():
-    if not (TRITON_ROOT / ".git").exists():
-        pytest.skip("pinned Triton checkout not present")
-    head = subprocess.run(["git", "-C", str(TRITON_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+@pytest.mark.parametrize("question,gold", _golds(in_checkout=False))
+def test_gold_resolves_in_the_repo_or_the_installed_triton(question, gold):
+    if gold.corpus == "triton":
+        _assert_resolves(question, gold, TRITON_PACKAGE / gold.path.removeprefix(PACKAGE_PREFIX))
+    else:
+        _assert_resolves(question, gold, REPO / gold.path)
+
+
+@pytest.mark.eval_data
+@pytest.mark.parametrize("question,gold", _golds(in_checkout=True))
+def test_gold_resolves_in_the_checkout(question, gold, triton_src):
+    _assert_resolves(question, gold, triton_src / gold.path)
+
+
+def test_package_golds_are_checked_against_the_pinned_release():
+    assert triton.__version__ == "3.6.0"  # the package the python/triton golds were read against
+
+
+@pytest.mark.eval_data
+def test_pinned_checkout_matches_commit(triton_src):
+    head = subprocess.run(["git", "-C", str(triton_src), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert head.stdout.strip() == PINS["triton"]["commit"]
 
 
@@ -175,16 +191,12 @@ def _kopt(*args, env, cwd):
 def test_cli_end_to_end_on_real_index(tmp_path):
     """Ingest three patterns into a fresh index, then score a question whose answer is known."""
     env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
-    if _kopt("ingest", "--help", env=env, cwd=REPO).returncode != 0:
-        pytest.skip("`kopt ingest` is not built yet")
     patterns = tmp_path / "patterns"  # a small catalog keeps embedding time down
     patterns.mkdir()
     for name in ("grouped_program_order", "persistent_grid", "tf32_dot"):
         source = REPO / "corpora" / "patterns" / f"{name}.yaml"
-        if not source.exists():
-            pytest.skip(f"{source} not written")
         (patterns / source.name).write_text(source.read_text())
-    ingest = _kopt("ingest", "patterns", "--path", str(patterns), env=env, cwd=REPO)
+    ingest = _kopt("ingest", "patterns", "--path", str(patterns), env=env, cwd=tmp_path)
     assert ingest.returncode == 0, ingest.stderr
     gold = tmp_path / "gold.yaml"
     gold.write_text(yaml.safe_dump({"questions": [
@@ -195,7 +207,7 @@ def test_cli_end_to_end_on_real_index(tmp_path):
          "gold": [{"corpus": "triton", "path": "lib/A.cpp", "symbol": "a", "lines": [1, 2]}]},
     ]}))
     run = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "sparse,hybrid",
-                "--json", env=env, cwd=REPO)
+                "--json", env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     report = yaml.safe_load(run.stdout)  # JSON is YAML
     assert report["questions"] == 1 and report["skipped"] == 1
@@ -203,7 +215,7 @@ def test_cli_end_to_end_on_real_index(tmp_path):
         assert report["modes"][mode]["per_question"][0]["file_rank"] == 1
         assert report["modes"][mode]["file"]["mrr"] == 1.0
     bad = _kopt("eval", "retrieval", "--gold", str(gold), "--corpora", "patterns", "--modes", "fuzzy",
-                env=env, cwd=REPO)
+                env=env, cwd=tmp_path)
     assert bad.returncode == 1 and "unknown search mode" in bad.stderr and "Traceback" not in bad.stderr
 
 
