@@ -4,99 +4,150 @@ rotated so nothing stays cached, placed on the device's roofline.
 Kernel-only means the device time of everything `entry` launches (its Triton kernels plus any
 torch kernels, copies or memsets it issues), summed per call from CUPTI activity (torch.profiler),
 not host overhead; the CUDA-event time per call (which includes launch gaps) is reported beside it.
-`bench()` is the API (always sandboxed); `run_bench()` is what the child runs.
+`bench()` is the API (always sandboxed); `run_bench()` is what the candidate's child runs.
+
+Protection (as in kopt.harness.validate): the static integrity check, then a full validation, then the timing
+child; after each case's timed loop the child sends the output of one more call on fresh inputs (built
+before the candidate was imported), which the parent checks against the reference child's output, so an
+entry that computes once and replays cannot pay. A case whose device time goes mostly to kernels Triton
+did not launch (aten, cuBLAS, ...; memsets and copies aside) is a `cheat`: the work was not the candidate's.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kopt.errors import KoptError, TaskError
 from kopt.harness.gpulock import measuring
-from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
+from kopt.harness.sandbox import DEFAULT_TIMEOUT_S
 
 FLUSH_BYTES = 512 << 20  # well above any current L2 (H200: 60 MB)
 FLUSH_VALUE = 7  # what kopt_l2_flush writes; its launches split the profile into calls
 INPUT_BUDGET_BYTES = 4 << 30
 TARGET_SECONDS = 0.5  # of timed calls per case
 MIN_RUNS, MAX_RUNS = 25, 400
+FINAL_SEED_OFFSET = 1_000_000  # final-check seeds stay clear of the timing sets' (base + 1000 * case + set)
+MAX_FOREIGN_SHARE = 0.5  # of a call's device time, in kernels Triton did not launch (memsets/copies aside)
+DATA_MOVEMENT = re.compile(r"^(Memcpy|Memset)|memcpy|memset", re.IGNORECASE)
 
 
 @dataclass
 class CaseTiming:
     case: dict
-    kernel_ms: float  # median over calls of the summed device time of entry's kernels
-    kernel_ms_min: float
-    kernel_ms_p90: float
-    event_ms: float  # median CUDA-event time per call (includes launch overhead)
-    runs: int
-    input_sets: int
-    kernels: dict[str, float] = field(default_factory=dict)  # kernel name -> median ms per call
-    gbps: float | None = None
-    tflops: float | None = None
-    roofline_fraction: float | None = None  # roofline-bound time / measured time
-    bound: str | None = None  # memory | compute
-
-
-@dataclass
-class BenchResult:
-    ok: bool
-    reason: str | None = None
-    message: str | None = None
-    device: str = ""
-    ceilings: dict[str, Any] = field(default_factory=dict)
-    cases: list[CaseTiming] = field(default_factory=list)
-    elapsed_s: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+    kernel_ms: float  def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
           cases: list[int] | None = None, seed: int | None = None) -> BenchResult:
-    """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child.
-    Raises KoptError without a GPU and TaskError for a broken task file."""
-    kw: dict[str, Any] = {}
-    if cases is not None:
-        kw["cases"] = list(cases)
-    if seed is not None:
-        kw["seed"] = seed
-    outcome = run_sandboxed("bench", task_path, candidate_path, timeout_s=timeout_s, **kw)
-    if outcome["reason"] == "task_error":
-        raise TaskError(outcome["message"])
-    if outcome["reason"] == "no_gpu":
+    """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child,
+    after it passed validation. Raises KoptError without a GPU and TaskError for a broken task file."""
+    from kopt.harness.integrity import check_file
+    from kopt.harness.validate import ReferenceFailed, reference_outputs, run_candidate_child, validate
+
+    start = time.monotonic()
+    violation = check_file(Path(candidate_path or task_path))
+    if violation:
+        return BenchResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
+    base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
+    try:
+        ref = reference_outputs(task_path, None, base_seed, timeout_s, plan="bench", bench_cases=cases)
+    except ReferenceFailed as exc:
+        return BenchResult(ok=False, reason=exc.args[0], message=exc.args[1])
+    if ref.device != "cuda":
         raise KoptError("bench needs a CUDA GPU and none is visible (compile and validate work without one)")
-    body = outcome.get("result") or {}
-    return BenchResult(ok=outcome["ok"], reason=outcome["reason"], message=outcome["message"],
-                       device=body.get("device", ""), ceilings=body.get("ceilings", {}),
-                       cases=[CaseTiming(**c) for c in body.get("cases", [])], elapsed_s=outcome["elapsed_s"])
+    checked = validate(task_path, candidate_path, timeout_s=_left(start, timeout_s), seed=seed)
+    if not checked.ok:
+        return BenchResult(ok=False, reason=checked.reason, cheat=checked.cheat,
+                           message=f"not timed, validation failed: {checked.message}")
+    run = run_candidate_child("bench", task_path, candidate_path, "cuda", ref.calls(), _left(start, timeout_s),
+                              seed=base_seed)
+    result = judge_bench(ref, run, timeout_s)
+    result.elapsed_s = round(time.monotonic() - start, 3)
+    return result
+
+
+def _left(start: float, timeout_s: float) -> float:
+    return max(timeout_s - (time.monotonic() - start), 1.0)
+
+
+def judge_bench(ref, run, timeout_s: float) -> BenchResult:
+    """Each case's final output against the reference's, then whose kernels the time went to."""
+    from kopt.harness.validate import received_outputs, safe_compare
+
+    outputs, failure = received_outputs(run, len(ref.expected), timeout_s)
+    if failure:
+        return BenchResult(ok=False, reason=failure[0], cheat=failure[1], message=failure[2])
+    result = BenchResult(ok=True, device=str(outputs[0].get("device_name", "")) if outputs else "",
+                         ceilings=outputs[0].get("ceilings", {}) if outputs else {})
+    for item, frame, expected in zip(ref.items, outputs, ref.expected):
+        where = f"case {item['case']}"
+        if not frame["launches"]:
+            return BenchResult(ok=False, reason="cheat", cheat="no_triton_launch",
+                               message=f"{where}: no Triton kernel launched by the final call after timing")
+        check = safe_compare(frame["out"], expected, ref.tolerance)
+        if not check["ok"]:
+            return BenchResult(ok=False, reason="incorrect", message=f"{where}: the call after timing: {check['reason']}")
+        try:
+            timing = CaseTiming(**frame["timing"])
+        except (KeyError, TypeError) as exc:
+            return BenchResult(ok=False, reason="cheat", cheat="bad_frame", message=f"{where}: malformed timing ({exc})")
+        share, worst = foreign_share(timing.kernels, set(timing.triton_kernels))
+        if share > MAX_FOREIGN_SHARE:
+            return BenchResult(ok=False, reason="cheat", cheat="foreign_kernels",
+                               message=f"{where}: {share:.0%} of the device time is in kernels Triton did not launch "
+                                       f"(first: {worst}); the work must be the candidate's Triton kernels")
+        result.cases.append(timing)
+    return result
+
+
+def foreign_share(kernels: dict[str, float], triton_names: set[str]) -> tuple[float, str | None]:
+    """(share of the per-call device time in kernels Triton did not launch, memsets and copies aside; the largest)."""
+    total = sum(kernels.values())
+    foreign = {n: ms for n, ms in kernels.items() if n not in triton_names and not DATA_MOVEMENT.search(n)}
+    if total <= 0 or not foreign:
+        return 0.0, None
+    return sum(foreign.values()) / total, max(foreign, key=foreign.get)
+
+
+def final_check_plan(task, cases: list[int] | None, seed: int) -> list[dict]:
+    """One fresh-input call per timed case, on seeds no timing set uses."""
+    indices = range(len(task.cases)) if cases is None else cases
+    return [{"case": task.cases[i], "held_out": False, "seeds": [seed + FINAL_SEED_OFFSET + i]} for i in indices]
 
 
 # --- the child's side -----------------------------------------------------------------------------
 
-def run_bench(task, candidate, cases: list[int] | None = None, seed: int | None = None) -> dict[str, Any]:
-    import os
-
+def run_bench(task, candidate_path: str | None, calls: list[dict], seed: int, send: Callable[[Any], None]) -> None:
+    """Time each planned case, then send the output of one more call on the inputs built before the import."""
     import torch
 
     from kopt.harness.ceilings import get_ceilings
+    from kopt.harness.channel import to_host
     from kopt.harness.flush import flush_l2
+    from kopt.harness.launches import LaunchLog
+    from kopt.task import load_candidate
 
+    final_inputs = [task.make_inputs(c["case"], "cuda", c["seed"]) for c in calls]
+    launches = LaunchLog().install("cuda")
+    candidate = load_candidate(candidate_path, task) if candidate_path else task
     if candidate.entry is None:
         raise TaskError(f"{candidate.path}: no entry to bench (a KernelBench module needs ModelNew)")
     ceilings = get_ceilings()
-    chosen = task.cases if cases is None else [task.cases[i] for i in cases]
-    base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
     buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     flush = partial(flush_l2, buffer, FLUSH_VALUE)
     flush_names = _flush_kernel_names(flush)
-    timings = [_time_case(task, candidate, case, base_seed + 1000 * i, flush, flush_names, ceilings)
-               for i, case in enumerate(chosen)]
-    return {"device": torch.cuda.get_device_name(), "ceilings": ceilings, "cases": [asdict(t) for t in timings]}
-
+    for call, args in zip(calls, final_inputs):
+        case_index = task.cases.index(call["case"])
+        launches.take()
+        timing = _time_case(task, candidate, call["case"], seed + 1000 * case_index, flush, flush_names, ceilings)
+        timing.triton_kernels = sorted(set(launches.take()))
+        out = candidate.entry(*args)
+        torch.cuda.synchronize()
+        send({"out": to_host(out), "launches": launches.take(), "timing": asdict(timing),
+              "device_name": torch.cuda.get_device_name(), "ceilings": ceilings})
 
 def _device_events(prof) -> list[tuple[int, int, str]]:
     """(start_ns, duration_ns, name) of GPU kernels, copies and memsets, in time order."""

@@ -2,8 +2,9 @@
 
 Candidate code (LLM output included) may hang, segfault, hit an illegal address or run out of
 memory; any of these fails the call with a structured reason, never the caller. The child is
-`python -m kopt.harness.worker`: a JSON request on stdin, a JSON result written to a file
-(so nothing the user code prints can corrupt it).
+`python -m kopt.harness.worker`: a JSON request on stdin. `run_with_channel` (validate, bench) gets
+back data frames over a private channel and decides everything itself; `run_sandboxed` (compile)
+gets a JSON result written to a file (so nothing the user code prints can corrupt it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,45 @@ def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | N
         return _failure(*_classify_exit(proc.returncode, _tail(stderr_path)), elapsed)
 
 
+@dataclass
+class ChildRun:
+    frames: list  # what the child sent over its channel, in order: data, never a verdict
+    returncode: int | None  # None: killed at the time limit
+    stderr_tail: str
+    elapsed_s: float
+    channel_note: str | None = None  # why the channel could not be read to its end
+
+    def exit_failure(self) -> tuple[str, str]:
+        """(reason, message) for a child that did not finish normally."""
+        return _classify_exit(self.returncode, self.stderr_tail)
+
+
+def run_with_channel(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildRun:
+    """Run the worker on `request` with a channel: an unlinked file whose descriptor the child inherits
+    (`channel_fd` in the request) and writes frames to before and after user code runs. Never raises for
+    anything the child does; a timeout is a ChildRun with returncode None."""
+    from kopt.harness.channel import read_frames
+
+    with tempfile.TemporaryFile() as channel, tempfile.TemporaryDirectory(prefix="kopt-sandbox-") as tmp:
+        stderr_path = Path(tmp) / "stderr.txt"
+        request = {**request, "channel_fd": channel.fileno()}
+        child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        start = time.monotonic()
+        returncode: int | None
+        with open(stderr_path, "w") as stderr:
+            try:
+                proc = run_in_group([sys.executable, "-m", "kopt.harness.worker"], timeout_s, json.dumps(request),
+                                    stdin=subprocess.PIPE, stdout=stderr, stderr=stderr, env=child_env,
+                                    pass_fds=(channel.fileno(),))
+                returncode = proc.returncode
+            except subprocess.TimeoutExpired:
+                returncode = None
+        elapsed = round(time.monotonic() - start, 3)
+        channel.seek(0)
+        frames, note = read_frames(channel)
+        return ChildRun(frames, returncode, _tail(stderr_path), elapsed, note)
+
+
 def run_in_group(cmd: list[str], timeout: float, input: str | None = None, **popen: Any) -> subprocess.CompletedProcess:
     """Run `cmd` contained (kopt.harness.containment) and kill everything it started when it ends or times
     out (the TimeoutExpired is re-raised), so nothing, a profiled program or a hung kernel, outlives it.
@@ -74,13 +115,22 @@ def _worker_files(cmd: list[str], input: str | None):
     return Files(readable=tuple(str(p) for p in readable if p), writable=tuple(str(p) for p in writable if p))
 
 
-def _classify_exit(returncode: int, stderr_tail: str) -> tuple[str, str]:
-    if returncode < 0:
-        sig = signal.Signals(-returncode).name
+def _classify_exit(returncode: int | None, stderr_tail: str) -> tuple[str, str]:
+    if returncode is None:
+        return "timeout", "the child ran past its time limit and was killed (a hang?)"
+    if returncode < 0 or returncode > 128:  # a shell or bubblewrap reports a signal as 128 + N
+        sig = _signal_name(-returncode if returncode < 0 else returncode - 128)
         if sig == "SIGKILL":
             return "oom", f"the child was killed by SIGKILL (most likely out of memory); {stderr_tail}".rstrip("; ")
         return "crash", f"the child died of {sig}; {stderr_tail}".rstrip("; ")
     return "crash", f"the child exited with status {returncode} and no result; {stderr_tail}".rstrip("; ")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _tail(path: Path, limit: int = 300) -> str:

@@ -1,22 +1,35 @@
-"""Correctness: every case on fresh random inputs, outputs poisoned first, dtype-aware tolerances,
-NaN/Inf checks, then the held-out shapes the optimizer never saw.
+"""Correctness, decided in kopt's own process from data only: every case on fresh random inputs, outputs
+poisoned first, dtype-aware tolerances, NaN/Inf checks, then the held-out shapes the optimizer never saw.
 
-`validate()` is the API (it always runs in the sandbox); `run_validation()` is what the child runs.
-Poisoning: while `entry` runs, torch.empty/empty_like/empty_strided/new_empty return NaN-filled
-(float) or sentinel-filled (int) tensors, so an output element the kernel forgot to write fails.
+`validate()` first runs the static integrity check (kopt.harness.integrity), then two sandboxed children:
+- the reference child loads only the task file; it plans the calls (every case, then the held-out shapes;
+  SMALL_CASES on the interpreter), two calls per shape on different seeds, and sends back the plan and the
+  expected outputs; the candidate never runs beside it and never sees them;
+- the candidate child builds the same inputs from the task's make_inputs before the candidate is imported,
+  then, with Triton launches logged and allocations poisoned, runs entry once per planned call and sends its
+  raw outputs over a channel opened before any user code ran.
+The parent counts the outputs, compares them itself with `compare()` and trusts no verdict from a child;
+a call that launched no Triton kernel is a `cheat`. Two calls per shape on different data (and buffers)
+defeat an entry that caches or replays its outputs.
+Poisoning: torch.empty/empty_like/empty_strided/new_empty return NaN-filled (float) or sentinel-filled (int)
+tensors in the candidate child, so an output element the kernel forgot to write fails.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from kopt.errors import TaskError
-from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, run_sandboxed
+from kopt.harness.channel import to_host
+from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, REASONS, ChildRun, run_with_channel
+
+CALLS_PER_SHAPE = 2
 
 
 @dataclass
@@ -37,43 +50,175 @@ class CaseCheck:
 class ValidationResult:
     ok: bool
     device: str = ""  # cuda | cpu (the Triton interpreter)
-    reason: str | None = None  # None | incorrect | timeout | crash | cuda_error | oom | exception | compile_error
+    # None | incorrect | cheat | timeout | crash | cuda_error | oom | exception | compile_error
+    reason: str | None = None
     message: str | None = None  # the first failure, one line
     cases: list[CaseCheck] = field(default_factory=list)
     held_out_note: str | None = None  # why held-out shapes were not run, if they were not
     elapsed_s: float = 0.0
+    cheat: str | None = None  # the integrity sub-code when reason == "cheat" (kopt.harness.integrity)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+@dataclass
+class Reference:
+    """What the reference child sent: the plan and one expected output per planned call, in order."""
+
+    device: str
+    items: list[dict]  # {"case", "held_out", "seeds"}
+    note: str | None
+    tolerances: dict[str, tuple[float, float]]
+    expected: list[Any]
+
+    def calls(self) -> list[dict]:
+        return [{"case": item["case"], "seed": s} for item in self.items for s in item["seeds"]]
+
+    def tolerance(self, dtype_name: str) -> tuple[float, float]:
+        from kopt.task import DEFAULT_TOLERANCES
+
+        return tuple(self.tolerances.get(dtype_name) or DEFAULT_TOLERANCES.get(dtype_name, (0.0, 0.0)))
+
+
+class ReferenceFailed(Exception):
+    """The reference child did not deliver: (reason, message)."""
+
+
+_reference_cache: dict[tuple, Reference] = {}
+
+
 def validate(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
              seed: int | None = None, device: str | None = None) -> ValidationResult:
-    """Validate a task's entry (or a candidate's) against the task's reference, in a sandboxed child.
-    Raises TaskError when the task file itself is broken; a broken candidate is a failed result."""
-    kw: dict[str, Any] = {}
-    if seed is not None:
-        kw["seed"] = seed
-    if device is not None:
-        kw["device"] = device
-    outcome = run_sandboxed("validate", task_path, candidate_path, timeout_s=timeout_s, **kw)
-    if outcome["reason"] == "task_error":
-        raise TaskError(outcome["message"])
-    body = outcome.get("result") or {}
-    return ValidationResult(
-        ok=outcome["ok"], device=body.get("device", ""), reason=outcome["reason"], message=outcome["message"],
-        cases=[CaseCheck(**c) for c in body.get("cases", [])], held_out_note=body.get("held_out_note"),
-        elapsed_s=outcome["elapsed_s"],
-    )
+    """Validate a task's entry (or a candidate's) against the task's reference; `timeout_s` bounds the whole call.
+    Raises TaskError when the task file itself is broken; a broken or cheating candidate is a failed result."""
+    from kopt.harness.integrity import check_file
 
-
-# --- the child's side -----------------------------------------------------------------------------
-
-def run_validation(task, candidate, device: str, seed: int | None = None) -> dict[str, Any]:
-    """Check candidate.entry against task.reference on every case; exceptions propagate to the worker."""
-    if candidate.entry is None:
-        raise TaskError(f"{candidate.path}: no entry to validate (a KernelBench module needs ModelNew)")
+    start = time.monotonic()
+    violation = check_file(Path(candidate_path or task_path))
+    if violation:
+        return ValidationResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
+    try:
+        ref = reference_outputs(task_path, device, base_seed, timeout_s, cache=seed is not None)
+    except ReferenceFailed as exc:
+        reason, message = exc.args
+        return ValidationResult(ok=False, reason=reason, message=message, elapsed_s=round(time.monotonic() - start, 3))
+    left = max(timeout_s - (time.monotonic() - start), 1.0)
+    run = run_candidate_child("candidate", task_path, candidate_path, ref.device, ref.calls(), left)
+    result = judge_outputs(ref, run, timeout_s)
+    result.elapsed_s = round(time.monotonic() - start, 3)
+    return result
+
+
+def reference_outputs(task_path: str | Path, device: str | None, base_seed: int, timeout_s: float, *,
+                      bench_cases: list[int] | None = None, plan: str = "validate", cache: bool = False) -> Reference:
+    """Plan and expected outputs from a child that loads only the task file. Raises TaskError for a broken
+    task, ReferenceFailed when the reference itself fails; `cache` reuses the last identical request."""
+    path = Path(task_path).resolve()
+    key = (hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else str(path), device, base_seed, plan,
+           tuple(bench_cases) if bench_cases is not None else None)
+    if cache and key in _reference_cache:
+        return _reference_cache[key]
+    run = run_with_channel({"op": "reference", "task": str(path), "device": device, "seed": base_seed,
+                            "plan": plan, "bench_cases": bench_cases}, timeout_s)
+    error = next((f for f in run.frames if isinstance(f, dict) and "error" in f), None)
+    if error and error["error"] == "task_error":
+        raise TaskError(error["message"])
+    if error:
+        raise ReferenceFailed(error["error"], f"the task's reference failed: {error['message']}")
+    if not run.frames:
+        reason, message = run.exit_failure()
+        raise ReferenceFailed(reason, f"the task's reference child: {message}")
+    plan = run.frames[0]
+    ref = Reference(device=plan["device"], items=plan["items"], note=plan["note"],
+                    tolerances={k: tuple(v) for k, v in plan["tolerances"].items()}, expected=run.frames[1:])
+    if len(ref.expected) != len(ref.calls()):
+        reason, message = run.exit_failure()
+        raise ReferenceFailed(reason, f"the task's reference child sent {len(ref.expected)} of "
+                                      f"{len(ref.calls())} outputs: {message}")
+    _reference_cache.clear()
+    _reference_cache[key] = ref
+    return ref
+
+
+def run_candidate_child(op: str, task_path, candidate_path, device: str, calls: list[dict], timeout_s: float,
+                        **extra: Any) -> ChildRun:
+    return run_with_channel({"op": op, "task": str(Path(task_path).resolve()),
+                             "candidate": str(Path(candidate_path).resolve()) if candidate_path else None,
+                             "device": device, "calls": calls, **extra}, timeout_s)
+
+
+def received_outputs(run: ChildRun, wanted: int, timeout_s: float) -> tuple[list[dict], tuple[str, str | None, str] | None]:
+    """The candidate child's output frames, or (reason, cheat code, message) when it did not send exactly
+    `wanted` well-formed ones. A child can make itself fail this way, never pass."""
+    outputs: list[dict] = []
+    for frame in run.frames:
+        if isinstance(frame, dict) and "error" in frame:
+            reason = frame.get("error") if frame.get("error") in REASONS and frame.get("error") != "task_error" else "exception"
+            return outputs, (reason, None, str(frame.get("message")))
+        launches = frame.get("launches") if isinstance(frame, dict) else None
+        if not (isinstance(launches, list) and all(isinstance(n, str) for n in launches) and "out" in frame):
+            return outputs, ("cheat", "bad_frame", "the candidate process sent something other than its outputs")
+        outputs.append(frame)
+    if len(outputs) > wanted:
+        return outputs, ("cheat", "extra_outputs", f"the candidate process sent {len(outputs)} outputs for {wanted} calls")
+    if len(outputs) < wanted:
+        got = f"after {len(outputs)} of {wanted} outputs"
+        if run.returncode is None:
+            return outputs, ("timeout", None, f"no result after {timeout_s:g} s ({got}); the child was killed (a hang?)")
+        if run.returncode == 0:
+            return outputs, ("cheat", "missing_outputs", f"the candidate process exited with status 0 {got}")
+        reason, message = run.exit_failure()
+        return outputs, (reason, None, f"{message} ({got})")
+    if run.channel_note:
+        return outputs, ("cheat", "bad_frame", f"the candidate process wrote {run.channel_note}")
+    return outputs, None
+
+
+def judge_outputs(ref: Reference, run: ChildRun, timeout_s: float) -> ValidationResult:
+    """Compare every planned call's output with the reference's; the first cheat, else the first mismatch, fails."""
+    result = ValidationResult(ok=False, device=ref.device, held_out_note=ref.note)
+    outputs, failure = received_outputs(run, len(ref.expected), timeout_s)
+    if failure:
+        result.reason, result.cheat, result.message = failure
+        return result
+    k = 0
+    cheat = None
+    for item in ref.items:
+        start = time.perf_counter()
+        check: dict[str, Any] = {"ok": True}
+        for seed in item["seeds"]:
+            frame, expected = outputs[k], ref.expected[k]
+            k += 1
+            if not frame["launches"] and cheat is None:
+                cheat = f"{_where(item)}: no Triton kernel launched (seed {seed})"
+            got = safe_compare(frame["out"], expected, ref.tolerance)
+            if check["ok"]:
+                check = {**got, "max_abs": max(got["max_abs"], check.get("max_abs", 0.0)),
+                         "max_rel": max(got["max_rel"], check.get("max_rel", 0.0))}
+        result.cases.append(CaseCheck(**check, case=item["case"], held_out=item["held_out"], seed=item["seeds"][0],
+                                      seconds=round(time.perf_counter() - start, 4)))
+    first_bad = next((c for c in result.cases if not c.ok), None)
+    if cheat:
+        result.reason, result.cheat, result.message = "cheat", "no_triton_launch", cheat
+    elif first_bad:
+        result.reason = "incorrect"
+        result.message = f"{_where(asdict(first_bad))}: {first_bad.reason}"
+    else:
+        result.ok = True
+    return result
+
+
+def _where(item: dict) -> str:
+    return f"{'held-out ' if item['held_out'] else ''}case {item['case']}"
+
+
+# --- the children's side --------------------------------------------------------------------------
+
+def plan_calls(task, device: str, base_seed: int) -> tuple[list[dict], str | None]:
+    """Every case, then the held-out shapes (SMALL_CASES on the interpreter); each shape gets CALLS_PER_SHAPE
+    distinct seeds: base_seed + i first (so a seed names a case), then seeds past every first one."""
     note = None
     if device == "cuda":
         plan = [(c, False) for c in task.cases] + [(c, True) for c in task.held_out]
@@ -83,30 +228,49 @@ def run_validation(task, candidate, device: str, seed: int | None = None) -> dic
             plan += [(c, True) for c in task.held_out]
         elif task.held_out:
             note = "held-out shapes are GPU-sized; the interpreter ran SMALL_CASES only"
-    checks = [_check_case(task, candidate, case, device, base_seed + i, held)
-              for i, (case, held) in enumerate(plan)]
-    first_bad = next((c for c in checks if not c.ok), None)
-    return {
-        "ok": first_bad is None, "device": device, "cases": [asdict(c) for c in checks], "held_out_note": note,
-        "reason": "incorrect" if first_bad else None,
-        "message": f"{'held-out ' if first_bad.held_out else ''}case {first_bad.case}: {first_bad.reason}" if first_bad else None,
-    }
+    n = len(plan)
+    items = [{"case": case, "held_out": held, "seeds": [base_seed + i + j * n for j in range(CALLS_PER_SHAPE)]}
+             for i, (case, held) in enumerate(plan)]
+    return items, note
 
 
-def _check_case(task, candidate, case: dict, device: str, seed: int, held_out: bool) -> CaseCheck:
+def run_reference(task, device: str, seed: int, plan: str, bench_cases: list[int] | None,
+                  send: Callable[[Any], None]) -> None:
+    """The reference child: the plan ("validate" or "bench"), then the reference's output for every planned
+    call, in order."""
+    if plan == "validate":
+        items, note = plan_calls(task, device, seed)
+    else:
+        from kopt.harness.bench import final_check_plan
+
+        items, note = final_check_plan(task, bench_cases, seed), None
+    send({"device": device, "items": items, "note": note,
+          "tolerances": {k: list(v) for k, v in task.tolerances.items()}})
+    for item in items:
+        for s in item["seeds"]:
+            send(to_host(task.reference(*task.make_inputs(item["case"], device, s))))
+
+
+def run_candidate(task, candidate_path: str | None, device: str, calls: list[dict], send: Callable[[Any], None]) -> None:
+    """The candidate child: every input built before the candidate is imported; then each call's raw output
+    and the Triton kernels it launched."""
     import torch
 
-    start = time.perf_counter()
-    inputs = task.make_inputs(case, device, seed)
-    pristine = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
-    expected = task.reference(*pristine)
+    from kopt.harness.launches import LaunchLog
+    from kopt.task import load_candidate
+
+    inputs = [task.make_inputs(c["case"], device, c["seed"]) for c in calls]
+    launches = LaunchLog().install(device)
     with poisoned_allocations():
-        got = candidate.entry(*inputs)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    check = compare(got, expected, task.tolerance)
-    check.update(case=case, held_out=held_out, seed=seed, seconds=round(time.perf_counter() - start, 4))
-    return CaseCheck(**check)
+        candidate = load_candidate(candidate_path, task) if candidate_path else task
+        if candidate.entry is None:
+            raise TaskError(f"{candidate.path}: no entry to validate (a KernelBench module needs ModelNew)")
+        for args in inputs:
+            launches.take()
+            out = candidate.entry(*args)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            send({"out": to_host(out), "launches": launches.take()})
 
 
 @contextlib.contextmanager
@@ -137,6 +301,15 @@ def poisoned_allocations() -> Iterator[None]:
         for n in names:
             setattr(torch, n, saved[n])
         torch.Tensor.new_empty = saved_new_empty
+
+
+def safe_compare(got: Any, expected: Any, tolerance) -> dict[str, Any]:
+    """compare() on a hostile child's data: whatever it sent can fail the check, never raise."""
+    try:
+        return compare(got, expected, tolerance)
+    except Exception as exc:
+        return {"ok": False, "max_abs": 0.0, "max_rel": 0.0, "atol": 0.0, "rtol": 0.0,
+                "reason": f"the output could not be compared ({type(exc).__name__}: {str(exc)[:200]})"}
 
 
 def _as_list(value: Any) -> list:

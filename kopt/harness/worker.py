@@ -1,5 +1,9 @@
-"""The sandbox's child process: `python -m kopt.harness.worker` reads one JSON request on stdin,
-runs it, and writes {"ok", "reason", "message", "result"} to the request's result_path.
+"""The sandbox's child process: `python -m kopt.harness.worker` reads one JSON request on stdin and runs it.
+
+Validate and bench requests carry `channel_fd`: the child sends data frames there (kopt.harness.channel)
+and the parent judges them; the ops are "reference" (loads the task file only: plan and expected outputs),
+"candidate" (outputs of the candidate's entry) and "bench" (timings plus a final checked output).
+Other requests (compile) write {"ok", "reason", "message", "result"} to the request's result_path.
 
 It picks the device before Triton is imported: CUDA when there is one, else the Triton interpreter
 (TRITON_INTERPRET=1) on CPU tensors. Exceptions become a reason and a one-line message that names
@@ -77,37 +81,66 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     except TaskError as exc:
         return {"ok": False, "reason": "exception", "message": str(exc), "result": None}
     try:
-        if request["op"] == "validate":
-            from kopt.harness.validate import run_validation
-
-            result = run_validation(task, candidate, device, **kw)
-            reason = None if result["ok"] else (result.get("reason") or "incorrect")
-            return {"ok": result["ok"], "reason": reason, "message": result.get("message"), "result": result}
         if request["op"] == "compile":
             from kopt.harness.compile import compile_task
 
             kernels = compile_task(candidate, **kw)
             return {"ok": True, "reason": None, "message": None, "result": [k.to_dict() for k in kernels]}
-        if request["op"] == "bench":
-            if device != "cuda":
-                return {"ok": False, "reason": "no_gpu", "message": "bench needs a CUDA GPU; none is visible", "result": None}
-            from kopt.harness.bench import run_bench
-
-            result = run_bench(task, candidate, **kw)
-            return {"ok": True, "reason": None, "message": None, "result": result}
         return {"ok": False, "reason": "exception", "message": f"unknown worker op {request['op']!r}", "result": None}
     except Exception as exc:
         return {"ok": False, "reason": classify(exc), "message": _one_line(exc, files), "result": None}
 
 
+def serve(request: dict[str, Any], channel) -> None:
+    """Run a channel op; an exception from user code becomes an {"error", "message"} frame."""
+    from functools import partial
+
+    from kopt.errors import TaskError
+    from kopt.harness.channel import write_frame
+    from kopt.task import load_task
+
+    send = partial(write_frame, channel)
+    device = _pick_device(request.get("device"))
+    files = [p for p in (request["task"], request.get("candidate")) if p]
+    try:
+        task = load_task(request["task"])
+    except TaskError as exc:
+        send({"error": "task_error", "message": str(exc)})
+        return
+    try:
+        if request["op"] == "reference":
+            from kopt.harness.validate import run_reference
+
+            run_reference(task, device, request["seed"], request.get("plan", "validate"), request.get("bench_cases"),
+                          send)
+        elif request["op"] == "candidate":
+            from kopt.harness.validate import run_candidate
+
+            run_candidate(task, request.get("candidate"), device, request["calls"], send)
+        elif request["op"] == "bench":
+            from kopt.harness.bench import run_bench
+
+            run_bench(task, request.get("candidate"), request["calls"], request["seed"], send)
+        else:
+            send({"error": "exception", "message": f"unknown worker op {request['op']!r}"})
+    except Exception as exc:
+        send({"error": classify(exc), "message": _one_line(exc, files)})
+
+
 def main() -> None:
     request = json.loads(sys.stdin.read())
-    os.dup2(2, 1)  # whatever user code prints goes to the log, never into the result
-    outcome = handle(request)
-    path = Path(request["result_path"])
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(outcome, default=str))
-    os.replace(tmp, path)
+    # the channel is taken before any user code runs; then fd 1 becomes stderr, so prints land in the log
+    channel = os.fdopen(request["channel_fd"], "wb") if "channel_fd" in request else None
+    os.dup2(2, 1)
+    if channel is not None:
+        serve(request, channel)
+        channel.close()
+    else:
+        outcome = handle(request)
+        path = Path(request["result_path"])
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(outcome, default=str))
+        os.replace(tmp, path)
     sys.stderr.flush()
     os._exit(0)  # skip interpreter teardown: a broken CUDA context can hang or crash there
 
