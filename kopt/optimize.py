@@ -36,7 +36,8 @@ from kopt.rounds.store import Round, RoundsStore, Run, best_round
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
 VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
-                         "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash"}
+                         "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash",
+                         "cheat": "rejected"}  # cheat: the integrity check or the harness caught a gamed result
 Event = Callable[[str, dict[str, Any]], None]
 # --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
@@ -560,7 +561,7 @@ def bench_times(task_path: Path, candidate: Path | None) -> dict[str, Any]:
     except KoptError as exc:
         return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
     if not r.ok:
-        return {"ok": False, "outcome": "timeout" if r.reason == "timeout" else "crash", "message": r.message,
+        return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", "crash"), "message": r.message,
                 "times": [], "roofline": []}
     return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
             "bound": [c.bound for c in r.cases]}
