@@ -148,3 +148,21 @@ def test_cli_says_which_arm_is_missing(tmp_path):
     bad = _kopt(["eval", "report", "--store", str(store), "--compare", "full", "nope"], tmp_path)
     assert bad.returncode != 0 and "no runs of campaign 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_arms_can_be_the_groundings_of_one_campaign(tmp_path):
+    """kopt eval suite --grounding keeps both arms in one campaign: CAMPAIGN/GROUNDING picks one."""
+    store = RoundsStore(_build(tmp_path))
+    try:
+        for run in store.runs():  # the two campaigns become one, told apart by the runs' grounding
+            store.set_status(run.run_id, run.status, run.stop_reason, {**run.options, "campaign": "llm"})
+    finally:
+        store.close()
+    out = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--compare", "llm/full", "llm/none", "--json"],
+                tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["compare"]["wins"] == 1 and data["compare"]["only_a"] == ["e"]
+    assert data["arms"]["llm/none"]["summary"]["groundings"] == ["none"]
+    missing = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--arm", "llm/half"], tmp_path)
+    assert missing.returncode != 0 and "no runs of campaign 'llm' with grounding 'half'" in missing.stderr

@@ -22,8 +22,9 @@ def _why(store: Any, run: Any) -> str:
     return "; ".join(parts)[:300].replace("|", "/")
 
 
-def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
-    """Per-operator results, per-policy summaries, the environment and shortfall reasons of a campaign."""
+def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = None) -> dict[str, Any]:
+    """Per-operator results, per-policy summaries, the environment and shortfall reasons of a campaign (of one
+    grounding arm of it, when given)."""
     from kopt.campaign import campaign_runs, environment
     from kopt.rounds.store import RoundsStore
     from kopt.suite_report import POLICIES, operator_result, summarize
@@ -34,7 +35,7 @@ def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
             raise KoptError(f"{d}: no rounds store here (a workspace's .kopt/ folder)")
         stores.append(RoundsStore(Path(d)))
     try:
-        runs = campaign_runs(stores, campaign)
+        runs = campaign_runs(stores, campaign, grounding) if grounding else campaign_runs(stores, campaign)
         results, reasons, env = [], {}, {}
         for (op, policy), (store, run) in sorted(runs.items()):
             results.append(operator_result(run, store.rounds(run.run_id), run.options.get("family", ""), policy))
@@ -49,14 +50,17 @@ def accounting(store_dirs: list[Path], campaign: str) -> dict[str, Any]:
 
 
 def arm_results(store_dirs: list[Path], arms: list[str]) -> dict[str, Any]:
-    """Per arm (a campaign name) its operator results, one per operator; and the environment."""
+    """Per arm its operator results, one per operator; and the environment. An arm is a campaign name, or
+    CAMPAIGN/GROUNDING for one grounding arm of a campaign (kopt eval suite --grounding)."""
     out: dict[str, Any] = {"arms": {}, "env": {}}
     for arm in arms:
-        report = accounting(store_dirs, arm)
+        campaign, _, grounding = arm.partition("/")
+        report = accounting(store_dirs, campaign, grounding or None)
         results = report["results"]
         if not results:
-            raise KoptError(f"no runs of campaign {arm!r} in {', '.join(map(str, store_dirs))} (each arm is a campaign "
-                            "name: kopt eval suite --campaign NAME)")
+            what = f"campaign {campaign!r}" + (f" with grounding {grounding!r}" if grounding else "")
+            raise KoptError(f"no runs of {what} in {', '.join(map(str, store_dirs))} (an arm is CAMPAIGN or "
+                            "CAMPAIGN/GROUNDING, as run by kopt eval suite --campaign NAME --grounding G)")
         ops = [r.op for r in results]
         if len(set(ops)) != len(ops):
             raise KoptError(f"campaign {arm!r} ran several policies per operator; an arm is one run per operator "
@@ -68,7 +72,8 @@ def arm_results(store_dirs: list[Path], arms: list[str]) -> dict[str, Any]:
 
 @click.command("report")
 @click.option("--campaign", default="suite", show_default=True)
-@click.option("--arm", "arms", multiple=True, help="Report an experiment's arm: a campaign name (repeat for several).")
+@click.option("--arm", "arms", multiple=True,
+              help="Report an experiment's arm: CAMPAIGN, or CAMPAIGN/GROUNDING (e.g. llm/none); repeat for several.")
 @click.option("--compare", nargs=2, default=None, metavar="ARM_A ARM_B",
               help="Both arms' figures and their paired per-operator comparison (ratio ARM_A / ARM_B).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval (--compare).")
