@@ -15,13 +15,21 @@ STAMP  := $(VENV)/.kopt-installed
 
 .PHONY: demo test test-fast eval-data setup clean
 
-setup: $(STAMP)
+setup: bubblewrap $(STAMP)
 
 $(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory bubblewrap
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c 'import torch' 2>/dev/null || $(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test,ray]'   # ray: optional for users, tested here (campaign --ray)
 	@touch $@
+
+# The sandbox for user code (kopt/harness/containment.py) uses bubblewrap when present: installed here when
+# root with apt; otherwise skipped silently and kopt falls back to weaker containment.
+bubblewrap:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+	  { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; } \
+	  >/dev/null 2>&1 || echo "note: bubblewrap could not be installed; kopt falls back to weaker containment"
 
 demo: $(STAMP)
 	KOPT_DEMO=1 bash evals/demo.sh $(KOPT) $(PY)

@@ -97,7 +97,10 @@ def run(cmd: list[str], timeout: float, input: str | None = None, *, files: File
             if feeder:
                 feeder.join(timeout=1)
             out, err = sinks.finish()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    returncode = proc.returncode
+    if argv[0] == "bwrap" and returncode > 128:  # bwrap reports a child killed by signal N as 128 + N
+        returncode = 128 - returncode
+    return subprocess.CompletedProcess(cmd, returncode, out, err)
 
 
 @functools.cache
@@ -179,9 +182,9 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
     for device in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         argv += ["--dev-bind", device, device]
     home = os.path.expanduser("~")
-    for hidden in dict.fromkeys([*HIDDEN, home]):
-        if os.path.isdir(hidden) and hidden != "/":
-            argv += ["--tmpfs", hidden]
+    hidden = [d for d in dict.fromkeys([*HIDDEN, home]) if os.path.isdir(d) and d != "/"]
+    for folder in hidden:
+        argv += ["--tmpfs", folder]
     for path in dict.fromkeys([*_runtime_paths(), *files.readable]):
         argv += ["--ro-bind-try", path, path]
     visible = _hidden_under(cwd) is None or cwd in files.readable
@@ -195,6 +198,8 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
     for path in dict.fromkeys([*files.writable, str(cache), scratch]):
         Path(path).mkdir(parents=True, exist_ok=True)
         argv += ["--bind", path, path]
+    for folder in hidden:
+        argv += ["--remount-ro", folder]  # an empty tmpfs: what was written there would only look like an escape
     return argv + ["--chdir", cwd if visible else scratch, "--", *cmd]
 
 
