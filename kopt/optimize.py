@@ -602,16 +602,16 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
 
 
 def _need_llm(options: dict[str, Any], settings: Any) -> None:
+    recorded = options.get("llm_exchange")
+    if recorded and not settings.llm_provider and options["proposer"] != "recipes":
+        raise KoptError(f"this run answers the LLM through the prompt exchange {recorded}: resume it with "
+                        f"--llm-exchange {recorded} (or another LLM provider setting)")
     if options["proposer"] == "llm" and not settings.llm_provider:
         raise KoptError("--proposer llm needs an LLM: set llm_provider (and llm_model, llm_base_url) in kopt.toml "
                         "or KOPT_LLM_PROVIDER / KOPT_LLM_MODEL, or answer its requests as files with --llm-exchange DIR")
     if options.get("grounding", "full") == "none" and options["proposer"] != "llm":
         raise KoptError("--grounding none leaves the diagnosis out of the LLM's prompt: use it with --proposer llm "
                         "(recipes need the diagnosis)")
-    recorded = options.get("llm_exchange")
-    if recorded and settings.llm_provider != "exchange" and options["proposer"] != "recipes":
-        raise KoptError(f"this run answers the LLM through the prompt exchange {recorded}: resume it with "
-                        f"--llm-exchange {recorded} (or another LLM provider setting)")
 
 
 def use_exchange(settings: Any, folder: str | Path | None) -> None:
@@ -658,9 +658,11 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
                 raise KoptError(f"run {run.run_id} has grounding {run.options.get('grounding', 'full')}; an arm "
                                 "cannot change mid-run (start a new run)")
             options = {**run.options, **{k: v for k, v in (("rounds", rounds), ("minutes", minutes),
-                                                           ("proposer", proposer), ("policy", policy),
-                                                           ("llm_exchange", exchange)) if v is not None}}
+                                                           ("proposer", proposer), ("policy", policy))
+                                           if v is not None}}
             _need_llm(options, settings)
+            if settings.llm_provider:  # the LLM this resume answers with (the exchange folder, or a live one)
+                options["llm_exchange"] = exchange
             store.set_status(run.run_id, "running", None, options)
             run = store.run(run.run_id)
         else:

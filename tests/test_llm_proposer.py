@@ -34,6 +34,15 @@ FINDING = Finding("untuned_config", "L1", "BLOCK_SIZE fixed at 1024 with default
                             {"excerpt": "unsigned perThread = getNumElementsPerThread(op, order, axisInfo);"},
                             "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp:40-60@3.6.0")],
                   [9], ["BLOCK_SIZE stays a power of two"], ["raise_small_block"])
+PERF = {"available": True, "cases": [{"case": {"n": 16777216}, "ms": 0.1234, "roofline": 0.61, "bound": "memory"}]}
+
+
+def ask(proposer, findings=(FINDING,), patterns=None, history=()):
+    """One proposal for vector_add from the prompt the loop builds (grounding full)."""
+    from kopt.rewrite.llm import build_prompt, chat_messages
+
+    source = VECTOR_ADD.read_text()
+    return proposer.propose(chat_messages(build_prompt(source, PERF, list(history), list(findings), patterns)), source)
 
 
 def test_garbage_replies_are_retried_then_the_good_one_is_taken(replay, tmp_path):
@@ -45,14 +54,15 @@ def test_garbage_replies_are_retried_then_the_good_one_is_taken(replay, tmp_path
     patterns = [p for p in load_patterns() if p.id == "raise_small_block"]
     history = [{"n": 1, "hypothesis": "L1 untuned_config: autotune", "proposer": "recipe:autotune",
                 "outcome": "incorrect", "message": "case {'n': 1}: 1 NaN", "speedup_initial": None}]
-    reply = proposer.propose(VECTOR_ADD.read_text(), FINDING, [FINDING], patterns, history)
+    reply = ask(proposer, patterns={FINDING.id: patterns}, history=history)
     assert reply.error is None and reply.source is not None
     assert "BLOCK_SIZE=2048, num_warps=8" in reply.source
     assert reply.summary.startswith("BLOCK_SIZE 2048")
     assert len(server.requests) == 3
     prompt = server.requests[0]["messages"][1]["content"]
     for needle in ("def add_kernel", "untuned_config", "Coalesce.cpp:40-60@3.6.0", "getNumElementsPerThread",
-                   "raise_small_block", "round 1 [recipe:autotune]", "incorrect"):
+                   "raise_small_block", "round 1 [recipe:autotune]", "incorrect", "confidence 0.60",
+                   "case {\"n\": 16777216}: 0.1234 ms, 61% of the memory-bound roofline", "may disagree"):
         assert needle in prompt, needle
     retry = server.requests[1]["messages"][-1]["content"]
     assert "no ```python code block" in retry
@@ -66,7 +76,7 @@ def test_unreachable_slow_and_broken_server_fails_the_round_with_the_reason(repl
 
     server = replay("unreachable")
     started = time.monotonic()
-    reply = LLMProposer(settings_for(server, tmp_path)).propose(VECTOR_ADD.read_text(), FINDING, [FINDING], [], [])
+    reply = ask(LLMProposer(settings_for(server, tmp_path)))
     assert reply.source is None
     assert "3 attempts failed" in reply.error and "Timeout" in reply.error
     assert time.monotonic() - started < 15
@@ -79,7 +89,7 @@ def test_dead_port_is_unreachable_not_a_crash(tmp_path):
 
     settings = load_settings(tmp_path, llm_provider="openai-like", llm_model="m", llm_base_url="http://127.0.0.1:9/v1",
                              llm_timeout_s=1.0)
-    reply = LLMProposer(settings).propose(VECTOR_ADD.read_text(), FINDING, [FINDING], [], [])
+    reply = ask(LLMProposer(settings))
     assert reply.source is None and "Connection" in reply.error
 
 
