@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json
+from kopt.cli import Group, emit_json
 from kopt.config import load_settings
 from kopt.errors import KoptError
 
@@ -77,7 +77,7 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
         click.echo(f"      {snippet}")
 
 
-@click.group("index")
+@click.group("index", cls=Group)
 def index_cmd() -> None:
     """Look after the knowledge index: list, drop, doctor."""
 

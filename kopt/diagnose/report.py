@@ -192,10 +192,16 @@ def escalation_summary(diag: Any, console: Console) -> None:
     grid.add_column(no_wrap=True)
     grid.add_column(no_wrap=True, justify="right")
     grid.add_column(overflow="fold")
-    for r in diag.levels:
+    runs = list(diag.levels)
+    while runs:  # levels skipped for one reason share a row: "L2-L4 not needed"
+        r, same = runs[0], 1
+        while same < len(runs) and r.status != "used" and (runs[same].status, runs[same].reason) == (r.status, r.reason):
+            same += 1
+        label = r.level if same == 1 else f"{r.level}-{runs[same - 1].level}"
+        runs = runs[same:]
         used = r.status == "used"
         count = f"{r.findings} finding{'s' if r.findings != 1 else ''}: " if used else ""
-        grid.add_row(Text(f" {r.level}", style="bold"), Text(STATUS.get(r.status, r.status), STATUS_STYLE.get(r.status, "")),
+        grid.add_row(Text(f" {label}", style="bold"), Text(STATUS.get(r.status, r.status), STATUS_STYLE.get(r.status, "")),
                      f"{r.seconds:.1f} s" if used else "", f"{count}{r.reason}")
     console.print(grid)
 
