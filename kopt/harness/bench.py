@@ -34,13 +34,42 @@ TARGET_SECONDS = 0.5  # of timed calls per case
 MIN_RUNS, MAX_RUNS = 25, 400
 FINAL_SEED_OFFSET = 1_000_000  # final-check seeds stay clear of the timing sets' (base + 1000 * case + set)
 MAX_FOREIGN_SHARE = 0.5  # of a call's device time, in kernels Triton did not launch (memsets/copies aside)
-DATA_MOVEMENT = re.compile(r"^(Memcpy|Memset)|memcpy|memset", re.IGNORECASE)
+DATA_MOVEMENT = re.compile(r"memcpy|memset|copy", re.IGNORECASE)  # CUPTI copies, memsets, aten copy kernels
 
 
 @dataclass
 class CaseTiming:
     case: dict
-    kernel_ms: float  def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+    kernel_ms: float  # median over calls of the summed device time of entry's kernels
+    kernel_ms_min: float
+    kernel_ms_p90: float
+    event_ms: float  # median CUDA-event time per call (includes launch overhead)
+    runs: int
+    input_sets: int
+    kernels: dict[str, float] = field(default_factory=dict)  # kernel name -> median ms per call
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline_fraction: float | None = None  # roofline-bound time / measured time
+    bound: str | None = None  # memory | compute
+    triton_kernels: list[str] = field(default_factory=list)  # the kernels Triton launched in the timed calls
+
+
+@dataclass
+class BenchResult:
+    ok: bool
+    reason: str | None = None
+    message: str | None = None
+    device: str = ""
+    ceilings: dict[str, Any] = field(default_factory=dict)
+    cases: list[CaseTiming] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    cheat: str | None = None  # the integrity sub-code when reason == "cheat"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
           cases: list[int] | None = None, seed: int | None = None) -> BenchResult:
     """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child,
     after it passed validation. Raises KoptError without a GPU and TaskError for a broken task file."""
@@ -148,6 +177,7 @@ def run_bench(task, candidate_path: str | None, calls: list[dict], seed: int, se
         torch.cuda.synchronize()
         send({"out": to_host(out), "launches": launches.take(), "timing": asdict(timing),
               "device_name": torch.cuda.get_device_name(), "ceilings": ceilings})
+
 
 def _device_events(prof) -> list[tuple[int, int, str]]:
     """(start_ns, duration_ns, name) of GPU kernels, copies and memsets, in time order."""
