@@ -14,7 +14,7 @@
 # Knobs (environment): OPS (comma list; default the first column of evals/llm/ops.txt), ARMS (grounding values,
 # default "full none"), CAMPAIGN (the campaign's name in the store, default llm), ROUNDS (per operator, default 8), BUDGET_S
 # (the whole call, default 480), RESERVE_S (of it, kept for the report and the tarball, default 60), WORKERS (jobs at
-# once per arm, default 8: 16 cores), GPUS (default 1; 0 runs on the CPU through the interpreter, rounds untimed),
+# once per arm, default 12: 24 on 16 cores), GPUS (default 1; 0 runs on the CPU through the interpreter, rounds untimed),
 # WS (the workspace, default /tmp/kopt-llm: runs record task paths under it, so keep it fixed across calls).
 # Writes under $OUT: campaign.tar.gz (store.tar.gz + new or changed exchange files), report.md and report.json
 # (kopt eval report --compare of the first two arms), log.txt. The summary is last.
@@ -30,7 +30,7 @@ CAMPAIGN=${CAMPAIGN:-llm}
 ROUNDS=${ROUNDS:-8}
 BUDGET_S=${BUDGET_S:-480}
 RESERVE_S=${RESERVE_S:-60}
-WORKERS=${WORKERS:-8}
+WORKERS=${WORKERS:-12}
 GPUS=${GPUS:-1}
 WS=${WS:-/tmp/kopt-llm}
 mkdir -p "$OUT"
