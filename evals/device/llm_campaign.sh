@@ -44,6 +44,7 @@ rm -rf "$WS" && mkdir -p "$WS" && cp -r "$ROOT/evals/suite" "$WS/suite" || exit 
 helper restore "$CAMPAIGN_DIR" "$WS" || { echo "restoring $CAMPAIGN_DIR failed"; exit 1; }
 helper state "$WS" "$CAMPAIGN" > "$WS/before.json"
 LEFT=$(( BUDGET_S - RESERVE_S - $(date +%s) + START ))
+[ "$LEFT" -ge 30 ] || LEFT=30  # `timeout 0` would mean no limit at all
 echo "llm campaign $CAMPAIGN: arms $ARMS, $(echo "$OPS" | tr ',' '\n' | wc -l) ops, rounds $ROUNDS, $WORKERS workers" \
      "per arm on $GPUS GPU(s), ${LEFT}s for the jobs; workspace $WS"
 
