@@ -104,11 +104,19 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
         vs_eager=_ratio(eager, final_times) if timed else None,
         vs_compile=_ratio(compiled, final_times) if timed else None,
         roofline=roofline,
-        outcomes=dict(Counter(r.outcome for r in rounds)),
+        outcomes=dict(Counter(map(round_outcome, rounds))),
         llm_replies=sum(r.proposer.startswith("llm") for r in rounds),
         win_levels=[r.level_reached or "none" for r in rounds if r.outcome == "improved"],
         grounding=(run.options or {}).get("grounding"),
     )
+
+
+def round_outcome(rnd: Any) -> str:
+    """The round's outcome, with the guard and a cheat told apart: optimize records a `cheat` caught by validation
+    or the bench as `rejected` (kopt.optimize.VALIDATION_TO_OUTCOME), and only the guard's say 'candidate rejected'."""
+    if rnd.outcome == "rejected" and not (rnd.message or "").startswith("candidate rejected"):
+        return "cheat"
+    return rnd.outcome
 
 
 def _op_name(run: Any) -> str:

@@ -17,11 +17,14 @@ from kopt.rounds.store import Round, RoundsStore
 from kopt.suite_report import arm_summary, bootstrap_geomean, compare_arms, operator_result
 
 REFS = {"eager_ms": [8.0], "compile_ms": [2.0]}
+# optimize records a cheat caught by validation as `rejected` with the harness' message; the guard's say so
+MESSAGES = {"full": {"rejected": "the candidate launched no Triton kernel: the work was not its own"},
+            "none": {"rejected": "candidate rejected: TOLERANCES changed"}}
 # (op, baseline ms per case, rounds as (outcome, case times, level reached)) per arm; every round is an LLM reply.
 ARMS = {
     "full": [
         ("a", [4.0], [("improved", [2.0], "L1"), ("incorrect", [], "L3"), ("improved", [1.0], "L3")]),  # x4
-        ("b", [1.0, 1.0], [("cheat", [], "L1"), ("improved", [0.5, 0.5], "L2")]),  # x2
+        ("b", [1.0, 1.0], [("rejected", [], "L1"), ("improved", [0.5, 0.5], "L2")]),  # x2; round 1 a cheat
         ("c", [3.0], [("unparsable", [], None), ("slower", [3.5], "L1")]),  # x1
         ("d", [None], [("untimed", [], "L1")]),  # no GPU: no speedup
         ("e", [1.0], []),  # only in this arm, still running
@@ -50,7 +53,7 @@ def _build(root: Path) -> Path:
                     store.add_round(Round(run_id=run.run_id, n=n, level_reached=level, hypothesis=f"h{n}",
                                           hypothesis_key=f"x/llm{n}", finding_ids=[], pattern_id=None,
                                           proposer="llm:test-model", candidate=None, outcome=outcome,
-                                          case_times=times, seconds=1.0))
+                                          message=MESSAGES.get(arm, {}).get(outcome), case_times=times, seconds=1.0))
                 if op != "e":
                     store.set_status(run.run_id, "done", "round budget spent")
     finally:
