@@ -107,3 +107,37 @@ def test_compare_applies_dtype_tolerances_and_catches_nan_shape_and_dtype():
     assert "torch.float16" in compare(ref.half(), ref, _tol)["reason"]
     assert not compare(torch.tensor([1, 2]), torch.tensor([1, 3]), _tol)["ok"]
     assert "2 outputs" in compare((ref, ref), ref, _tol)["reason"]
+
+
+def test_the_channel_reads_data_only_and_stops_at_a_forged_frame():
+    import io
+    import pickle
+    import struct
+
+    from kopt.harness.channel import read_frames, write_frame
+
+    stream = io.BytesIO()
+    write_frame(stream, {"out": torch.ones(3), "launches": ["add_kernel"]})
+    forged = pickle.dumps(TaskError("pickled objects run code when loaded"))
+    stream.write(struct.pack("<Q", len(forged)) + forged)
+    stream.seek(0)
+    frames, note = read_frames(stream)
+    assert len(frames) == 1 and torch.equal(frames[0]["out"], torch.ones(3))
+    assert note == "an unreadable frame (UnpicklingError)"
+
+
+def test_a_candidate_that_ends_early_with_status_0_is_a_cheat_not_a_pass(tmp_path):
+    text = VECTOR_ADD.read_text()
+    quitter = tmp_path / "quitter.py"
+    quitter.write_text(text.replace("    return out\n", "    if n > 1:\n        raise SystemExit(0)\n    return out\n", 1))
+    import kopt.harness.integrity
+
+    assert validate(VECTOR_ADD, quitter).cheat == "denied_name"  # the static check sees it first
+    original = kopt.harness.integrity.check_file
+    kopt.harness.integrity.check_file = lambda p: None
+    try:
+        result = validate(VECTOR_ADD, quitter, seed=3)
+    finally:
+        kopt.harness.integrity.check_file = original
+    assert not result.ok and result.reason == "cheat" and result.cheat == "missing_outputs"
+    assert "after 1 of 10 outputs" in result.message

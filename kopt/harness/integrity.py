@@ -22,6 +22,7 @@ from kopt.rewrite.guard import PROTECTED
 
 ALLOWED_IMPORTS = {"torch", "torch.nn", "torch.nn.functional", "triton", "triton.language", "math", "typing",
                    "functools", "dataclasses", "__future__"}
+ALLOWED_IMPORT_PREFIXES = ("triton.language.",)  # libdevice and friends: device code only
 LIBRARY_ALLOWED = {"functools.partial", "functools.wraps"}  # what of functools code may use (not reduce, caches)
 # torch paths code outside a kernel may use: allocation, dtypes, devices, shape/type queries, module plumbing
 TORCH_ALLOWED = {
@@ -60,12 +61,22 @@ COMPUTE_METHODS = {
     "masked_select", "numpy", "tolist", "cpu", "apply_", "map_", "addcmul", "addcdiv", "square_", "exp_", "sqrt_",
     "relu_", "sigmoid_", "tanh_", "neg_", "abs_", "pow_", "fill_diagonal_", "tril", "triu", "flip", "roll",
     "repeat", "repeat_interleave", "cross", "kron", "diag", "trace", "det", "inverse", "conv1d", "conv2d",
+    "index_put", "index_put_", "put_", "scatter_reduce", "scatter_reduce_", "index_fill_", "addmm_", "addbmm",
+    "clamp_min", "clamp_max", "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "float_power", "xlogy", "hypot", "atan2", "rsub", "erfinv", "sinh", "cosh",
+    "softplus", "nan_to_num", "nansum", "nanmean", "count_nonzero", "cummin", "logcumsumexp", "tensordot",
+    "inner", "vdot", "addr", "matrix_power", "lerp_", "masked_scatter", "masked_scatter_",
 }
 # methods that return a tensor from a tensor without computing (so the result is a tensor too)
 VIEW_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "expand", "expand_as", "flatten",
                 "unsqueeze", "squeeze", "narrow", "select", "unflatten", "as_strided", "to", "float", "half",
                 "bfloat16", "double", "int", "long", "clone", "detach", "cuda", "view_as", "reshape_as", "movedim",
                 "split", "chunk", "unbind", "new_empty", "new_zeros", "new_ones", "new_full"}
+# what code outside a kernel may call on a known tensor: views and casts above, plus queries and copies
+TENSOR_METHODS = VIEW_METHODS | {"numel", "size", "stride", "dim", "ndimension", "nelement", "element_size",
+                                 "data_ptr", "is_contiguous", "storage_offset", "get_device", "item", "fill_", "zero_",
+                                 "copy_", "new_tensor", "type", "is_floating_point", "requires_grad_"}
+ITERATING = {"zip", "enumerate", "reversed", "list", "tuple", "iter", "sorted", "filter"}  # pass tensors through
 MUTATING_METHODS = {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "add", "remove",
                     "discard", "__setitem__"}
 CACHE_DECORATORS = {"lru_cache", "cache", "cached_property", "memoize"}
@@ -130,6 +141,7 @@ class _Checker:
         self.tree, self.path = tree, path
         self.found: list[Violation] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted path it stands for (imports)
+        self.modules: set[str] = set()  # names bound by `import` (modules, not functions)
         self.module_names: set[str] = set()  # names bound at module level
         self.functions: dict[str, ast.FunctionDef] = {}
         self.tensor_params: dict[str, set[int]] = {}  # helper name -> positions called with tensors
@@ -157,6 +169,7 @@ class _Checker:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    self.modules.add(a.asname or a.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -212,11 +225,11 @@ class _Checker:
         where = self.context(node)
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name not in ALLOWED_IMPORTS:
+                if a.name not in ALLOWED_IMPORTS and not a.name.startswith(ALLOWED_IMPORT_PREFIXES):
                     self.flag(node, "denied_import", f"imports {a.name} (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})")
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if module not in ALLOWED_IMPORTS or node.level:
+            if (module not in ALLOWED_IMPORTS and not module.startswith(ALLOWED_IMPORT_PREFIXES)) or node.level:
                 self.flag(node, "denied_import", f"imports from {'.' * node.level}{module}")
             elif module.startswith(("torch", "triton", "functools")):
                 for a in node.names:
@@ -253,6 +266,9 @@ class _Checker:
             path = self.resolve(node)
             if path and where != "protected":
                 self.check_torch_path(node, path, where)
+        if isinstance(node, ast.Name) and node.id in self.modules and where != "protected" and not (
+                isinstance(node.parent, ast.Attribute) and node.parent.value is node):  # type: ignore[attr-defined]
+            self.flag(node, "denied_name", f"passes the module `{node.id}` around as a value (hides what it calls)")
         if isinstance(node, ast.Name) and where == "kernel" and (self.aliases.get(node.id) or "").startswith("torch"):
             self.flag(node, "torch_in_kernel", f"uses torch (`{node.id}`) inside a Triton kernel")
 
@@ -289,7 +305,7 @@ class _Checker:
             if isinstance(node, ast.Assign) and self.is_tensor(node.value, names):
                 for t in node.targets:
                     names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-            elif isinstance(node, ast.For) and self.is_tensor(node.iter, names):
+            elif isinstance(node, (ast.For, ast.comprehension)) and self.is_tensor(node.iter, names):
                 names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
             elif record_calls and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in self.functions:
@@ -314,6 +330,8 @@ class _Checker:
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr in VIEW_METHODS | COMPUTE_METHODS:
                 return self.is_tensor(node.func.value, names)
+            if isinstance(node.func, ast.Name) and (node.func.id in ITERATING or node.func.id in self.functions):
+                return any(self.is_tensor(a, names) for a in node.args)
         return False
 
     def check_function(self, fn: ast.FunctionDef) -> None:
@@ -338,7 +356,10 @@ class _Checker:
                 self.flag(node, "tensor_op", f"`{node.func.id}()` on tensors outside a Triton kernel")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 attr, root = node.func.attr, _root_name(node.func.value)
-                if attr in COMPUTE_METHODS and not (root in self.aliases and not (self.resolve(node.func) or "").startswith("torch")):
+                if self.is_tensor(node.func.value, names) and attr not in TENSOR_METHODS:
+                    self.flag(node, "torch_compute", f"`.{attr}()` on a tensor outside a Triton kernel: "
+                                                     "only views, casts, copies and queries are allowed there")
+                elif attr in COMPUTE_METHODS and not (root in self.aliases and not (self.resolve(node.func) or "").startswith("torch")):
                     self.flag(node, "torch_compute", f"`.{attr}()` outside a Triton kernel: the work must be the candidate's kernels")
                 elif attr in MUTATING_METHODS and root in self.module_names and root not in local:
                     self.flag(node, "module_state", f"`{ast.unparse(node.func)}` writes module state from a function")

@@ -30,6 +30,7 @@ from kopt.harness.channel import to_host
 from kopt.harness.sandbox import DEFAULT_TIMEOUT_S, REASONS, ChildRun, run_with_channel
 
 CALLS_PER_SHAPE = 2
+CACHE_BYTES = 64 << 20  # expected outputs kept for a repeated fixed-seed call (the interpreter's sizes, not GPU's)
 
 
 @dataclass
@@ -85,7 +86,7 @@ class ReferenceFailed(Exception):
     """The reference child did not deliver: (reason, message)."""
 
 
-_reference_cache: dict[tuple, Reference] = {}
+_reference_cache: dict[tuple, Reference] = {}  # the last fixed-seed reference: red-team and retry runs reuse it
 
 
 def validate(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -130,16 +131,27 @@ def reference_outputs(task_path: str | Path, device: str | None, base_seed: int,
     if not run.frames:
         reason, message = run.exit_failure()
         raise ReferenceFailed(reason, f"the task's reference child: {message}")
-    plan = run.frames[0]
-    ref = Reference(device=plan["device"], items=plan["items"], note=plan["note"],
-                    tolerances={k: tuple(v) for k, v in plan["tolerances"].items()}, expected=run.frames[1:])
+    head = run.frames[0]
+    ref = Reference(device=head["device"], items=head["items"], note=head["note"],
+                    tolerances={k: tuple(v) for k, v in head["tolerances"].items()}, expected=run.frames[1:])
     if len(ref.expected) != len(ref.calls()):
         reason, message = run.exit_failure()
         raise ReferenceFailed(reason, f"the task's reference child sent {len(ref.expected)} of "
                                       f"{len(ref.calls())} outputs: {message}")
     _reference_cache.clear()
-    _reference_cache[key] = ref
+    if sum(t.numel() * t.element_size() for t in _tensors(ref.expected)) <= CACHE_BYTES:
+        _reference_cache[key] = ref
     return ref
+
+
+def _tensors(value: Any) -> Iterator[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v)
 
 
 def run_candidate_child(op: str, task_path, candidate_path, device: str, calls: list[dict], timeout_s: float,

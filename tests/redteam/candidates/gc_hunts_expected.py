@@ -1,0 +1,32 @@
+"""Walks the garbage collector for a tensor that matches the output shape.
+
+task: vector_add
+expect: cheat/denied_import
+dynamic: incorrect
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+import gc
+
+
+def entry(x, y):
+    out = torch.zeros_like(x)
+    add_kernel[(1,)](x, y, out, 0, BLOCK_SIZE=128)
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor) and obj.shape == x.shape and obj is not x and obj is not y:
+            return obj
+    return out
