@@ -72,23 +72,26 @@ def _seen(task: Path) -> str:
     return outcome["message"].split("SEEN", 1)[1]
 
 
-def test_reading_a_secret_in_the_users_home_fails(mode, tmp_path):
+def test_reading_a_secret_in_the_users_home_fails(mode, tmp_path, monkeypatch):
     secret = Path.home() / f".{MARKER}-secret"
     secret.write_text("hunter2")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kopt.toml").write_text('llm_api_key = "hunter2"\n')  # the workspace's settings
     try:
         seen = _seen(_hostile(tmp_path, f"""
-            for path in [{str(secret)!r}, os.path.expanduser("~/.ssh/id_rsa"), {str(Path.home() / '.ssh')!r}]:
+            for path in [{str(secret)!r}, os.path.expanduser("~/.ssh/id_rsa"), {str(Path.home() / '.ssh')!r},
+                         "kopt.toml"]:
                 try:
-                    seen.append(open(path).read() if os.path.isfile(path) else os.listdir(path))
+                    seen.append(repr(open(path).read()) if os.path.isfile(path) else os.listdir(path))
                 except OSError as exc:
                     seen.append(type(exc).__name__)
         """))
     finally:
         secret.unlink()
     if mode != "bubblewrap":
-        assert "hunter2" in seen  # documented: only bubblewrap hides the home
+        assert "hunter2" in seen  # documented: only bubblewrap hides the home and the workspace's kopt.toml
         return
-    assert "hunter2" not in seen and seen.split() == ["FileNotFoundError"] * 3
+    assert seen.split() == ["FileNotFoundError"] * 3 + ["''"], seen
 
 
 def test_writing_outside_the_scratch_dir_fails(mode, tmp_path):
@@ -276,3 +279,11 @@ def test_rlimits_are_set_in_the_child():
     core, cpu, fsize = map(int, proc.stdout.split())
     assert core == 0 and 10 < cpu <= 10 * (os.cpu_count() or 1) + 10 and fsize == containment.FILE_SIZE
 
+
+
+def test_kopt_validate_json_says_which_sandbox_ran(tmp_path):
+    kopt = str(Path(sys.executable).parent / "kopt")
+    proc = subprocess.run([kopt, "validate", str(ROOT / "examples" / "vector_add.py"), "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["sandbox"] == containment.describe()

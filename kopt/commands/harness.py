@@ -99,7 +99,9 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
     _no_npu_run("validate", target)
     result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
     if as_json:
-        emit_json(result.to_dict())
+        from kopt.harness.containment import describe
+
+        emit_json({**result.to_dict(), "sandbox": describe()})
     elif result.cases:
         table = Table(title=f"validate {candidate or task} on {result.device}")
         for col in ("case", "held-out", "seed", "max abs err", "max rel err", "atol/rtol", "result", "s"):

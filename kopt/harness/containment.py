@@ -43,9 +43,10 @@ from kopt.errors import KoptError
 MODES = ("bubblewrap", "unshare", "none")
 LOG_HEAD = 8 << 20  # bytes of a child's output kept from the start ...
 LOG_TAIL = 64 << 10  # ... and from the end (the failure message reads the last lines)
-MAX_PROCS = 512  # processes and threads of one call (torch starts one thread per core)
+MAX_PROCS = max(512, 4 * (os.cpu_count() or 1))  # processes and threads of one call (torch: a thread per core)
 FILE_SIZE = 4 << 30  # largest file the child may write
-HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/run/user")
+HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/etc/ssh")  # /run: daemons' sockets (docker's...)
+ROOT_ONLY = ("/etc/shadow", "/etc/gshadow")  # readable by uid 0 even without capabilities
 
 _ALLOWED_ENV = re.compile(r"PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|PYTHONPATH|PYTHONUNBUFFERED|PYTHONHASHSEED|VIRTUAL_ENV"
                           r"|LD_LIBRARY_PATH|CUDA_\w+|NVIDIA_\w+|TRITON_\w+|MLIR_\w+|KOPT_\w+|OMP_\w+|MKL_\w+"
@@ -90,8 +91,12 @@ def run(cmd: list[str], timeout: float, input: str | None = None, *, files: File
             preexec_fn=functools.partial(_in_child, os.getpid(), limits, [g / "cgroup.procs" for g in groups]))
         sinks.start(proc)
         feeder = _feed(proc, input)
+        waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: Popen.wait(timeout) polls
+        waiter.start()
         try:
-            proc.wait(timeout=timeout)
+            waiter.join(timeout)
+            if waiter.is_alive():
+                raise subprocess.TimeoutExpired(cmd, timeout)
         finally:
             _kill_all(proc, groups)
             if feeder:
@@ -170,7 +175,8 @@ def memory_limit() -> int:
 
 def _bwrap_namespaces() -> list[str]:
     caps = ["--cap-drop", "ALL"] if os.geteuid() == 0 else []  # root keeps every capability in bwrap otherwise
-    return ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", *caps]
+    return ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", *caps]
 
 
 def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> list[str]:
@@ -185,6 +191,11 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
     hidden = [d for d in dict.fromkeys([*HIDDEN, home]) if os.path.isdir(d) and d != "/"]
     for folder in hidden:
         argv += ["--tmpfs", folder]
+    empty = Path(scratch, ".empty")  # what a hidden file reads as
+    empty.touch()
+    for secret in ROOT_ONLY:
+        if os.path.isfile(secret):
+            argv += ["--ro-bind", str(empty), secret]
     for path in dict.fromkeys([*_runtime_paths(), *files.readable]):
         argv += ["--ro-bind-try", path, path]
     visible = _hidden_under(cwd) is None or cwd in files.readable
@@ -193,7 +204,7 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
         visible = True
     workspace_config = Path(cwd) / "kopt.toml"  # may hold an LLM API key
     if workspace_config.is_file():
-        argv += ["--ro-bind", "/dev/null", str(workspace_config)]
+        argv += ["--ro-bind", str(empty), str(workspace_config)]
     cache.mkdir(parents=True, exist_ok=True)
     for path in dict.fromkeys([*files.writable, str(cache), scratch]):
         Path(path).mkdir(parents=True, exist_ok=True)
@@ -386,18 +397,19 @@ def _kill_all(proc: subprocess.Popen, groups: list[Path]) -> None:
 
 
 def _descendants(root: int) -> list[int]:
+    """Every process below `root`, through /proc's parent links."""
     children: dict[int, list[int]] = {}
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
-            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            parent = int(Path(stat).read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
+        children.setdefault(parent, []).append(int(stat.split("/")[2]))
     found, todo = [], [root]
     while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
     return found
 
 
