@@ -86,7 +86,7 @@ def _long_diagnosis(task: Path) -> Diagnosis:
                      {"symbol": "LoadOpConversion", "excerpt": excerpt},
                      "lib/Conversion/TritonGPUToLLVM/LoadStoreOpToLLVM.cpp:120-180@triton@7c56a5e4")
     note = Evidence("L4", "pass_note", "axis-info", {"mechanism": "divisibility " * 200}, "corpora/passes/axis-info.md:1-9")
-    main = Finding("non_vectorized_load", "L4", "line 2: tl.load is 32-bit wide; compiler: axis-info: cut here", 0.9,
+    main = Finding("non_vectorized_load", "L4", "line 2: [bold]tl.load[/] is 32-bit wide; compiler: axis-info: cut here", 0.9,
                    [cited, note], [2], ["the pointer must be 16-byte aligned"], ["alignment_hints"])
     others = [Finding("untuned_config", "L1", f"other {i}", 0.3, [], [1]) for i in range(SHOWN_FINDINGS + 2)]
     return Diagnosis(str(task), "sm_90", [main, *others],
@@ -110,6 +110,7 @@ def test_long_excerpts_are_shortened_visibly_and_verbose_shows_them_whole(tmp_pa
     assert "// line 7" in words(short) and "// line 8" not in words(short)
     assert "more characters; --verbose shows them" in short
     assert "lib/Conversion/TritonGPUToLLVM/LoadStoreOpToLLVM.cpp:120-180@triton@7c56a5e4" in short
+    assert "line 2: [bold]tl.load[/] is 32-bit wide" in short  # evidence text is never read as rich markup
     assert "cut here" not in short  # the compiler paragraph of the message is the pass note, shown as evidence
     assert f"{len(diag.findings) - SHOWN_FINDINGS} more (--verbose shows them): untuned_config (L1, 0.30)" in words(short)
     full = _render(diag, verbose=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -50,12 +50,13 @@ def indent(renderable: RenderableType, left: int) -> Padding:
 
 
 def hanging(rows: list[tuple[Text | str, Text | str]]) -> Table:
-    """Rows of (label, body) where the body wraps under itself, not under the label."""
+    """Rows of (label, body) where the body wraps under itself, not under the label (strings are plain text,
+    never rich markup: evidence is full of brackets)."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
     for label, body in rows:
-        grid.add_row(label, body)
+        grid.add_row(*(Text(cell) if isinstance(cell, str) else cell for cell in (label, body)))
     return grid
 
 
@@ -202,18 +203,21 @@ def escalation_summary(diag: Any, console: Console) -> None:
         used = r.status == "used"
         count = f"{r.findings} finding{'s' if r.findings != 1 else ''}: " if used else ""
         grid.add_row(Text(f" {label}", style="bold"), Text(STATUS.get(r.status, r.status), STATUS_STYLE.get(r.status, "")),
-                     f"{r.seconds:.1f} s" if used else "", f"{count}{r.reason}")
+                     f"{r.seconds:.1f} s" if used else "", Text(f"{count}{r.reason}"))
     console.print(grid)
 
 
-def render_diagnosis(diag: Any, console: Console | None = None, verbose: bool = False) -> None:
-    """Print the report; piped output loses the padding rich leaves at the end of lines."""
-    console = console or rich_console()
+def emit(console: Console, render: Callable[[Console], None]) -> None:
+    """Print what `render` prints; piped output loses the padding rich leaves at the end of lines."""
     if console.is_terminal:
-        return _render(diag, console, verbose)
+        return render(console)
     with console.capture() as captured:
-        _render(diag, console, verbose)
+        render(console)
     console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
+def render_diagnosis(diag: Any, console: Console | None = None, verbose: bool = False) -> None:
+    emit(console or rich_console(), lambda c: _render(diag, c, verbose))
 
 
 def _render(diag: Any, console: Console, verbose: bool) -> None:
@@ -234,20 +238,22 @@ def _render(diag: Any, console: Console, verbose: bool) -> None:
 
 
 def render_answer(answer: Any, console: Console | None = None) -> None:
-    console = console or rich_console()
-    console.print(f"[bold]Q:[/] {answer.question}")
+    emit(console or rich_console(), lambda c: _render_answer(answer, c))
+
+
+def _render_answer(answer: Any, console: Console) -> None:
+    console.print(Text.assemble(("Q: ", "bold"), answer.question))
     if answer.prose:
-        console.print(f"\n{answer.prose}\n", highlight=False)
+        console.print(Text(f"\n{answer.prose}\n"))
     for title, items in (("Facts at the line", answer.facts), ("Findings", answer.findings_text),
                          ("Compiler symbols (pass-note anchors)", answer.symbols),
                          ("Mechanism (pass notes)", answer.mechanism), ("Fix", answer.fix)):
         if items:
-            console.print(f"[bold]{title}[/]")
-            for item in items:
-                console.print(f"  - {item}", highlight=False)
+            console.print(Text(title, style="bold"))
+            console.print(indent(hanging([("-", item) for item in items]), 1))
     if answer.citations:
-        console.print("[bold]Sources[/]")
-        for i, c in enumerate(answer.citations, 1):
-            console.print(f"  [{i}] {c['cite']}  {c.get('symbol') or ''}", highlight=False)
+        console.print(Text("Sources", style="bold"))
+        console.print(indent(hanging([(f"[{i}]", f"{c['cite']}  {c.get('symbol') or ''}")
+                                      for i, c in enumerate(answer.citations, 1)]), 1))
     for note in answer.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(hanging([(Text("note:", style="yellow"), note)]))
