@@ -252,10 +252,9 @@ class _Checker:
                 root = _root_name(t)
                 if isinstance(t, (ast.Attribute, ast.Subscript)) and root in self.aliases:
                     self.flag(node, "monkeypatch", f"assigns into `{ast.unparse(t)}`, part of an imported module")
-                elif isinstance(t, (ast.Attribute, ast.Subscript)) and root in self.module_names and \
-                        where not in ("protected",) and isinstance(t, ast.Attribute):
+                elif isinstance(t, ast.Attribute) and root in self.module_names and where != "protected":
                     self.flag(node, "monkeypatch", f"assigns to `{ast.unparse(t)}`, an attribute of a module-level object")
-        elif isinstance(node, ast.Try) and where not in ("protected", "kernel"):
+        elif isinstance(node, (ast.Try, ast.TryStar)) and where not in ("protected", "kernel"):
             self.flag(node, "try_fallback", "try/except outside a kernel (a fallback when the kernel fails)")
         if isinstance(node, (ast.Name, ast.Attribute)) and where != "protected":
             name = node.id if isinstance(node, ast.Name) else node.attr
