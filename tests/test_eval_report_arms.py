@@ -169,3 +169,5 @@ def test_arms_can_be_the_groundings_of_one_campaign(tmp_path):
     assert data["arms"]["llm/none"]["summary"]["groundings"] == ["none"]
     missing = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--arm", "llm/half"], tmp_path)
     assert missing.returncode != 0 and "no runs of campaign 'llm' with grounding 'half'" in missing.stderr
+    mixed = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--campaign", "llm"], tmp_path)
+    assert mixed.returncode != 0 and "report them with --compare llm/full llm/none" in mixed.stderr

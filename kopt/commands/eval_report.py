@@ -36,6 +36,8 @@ def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = No
         stores.append(RoundsStore(Path(d)))
     try:
         runs = campaign_runs(stores, campaign, grounding) if grounding else campaign_runs(stores, campaign)
+        groundings = sorted({(r.options or {}).get("grounding", "full") for s in stores for r in s.runs()
+                             if (r.options or {}).get("campaign") == campaign})
         results, reasons, env = [], {}, {}
         for (op, policy), (store, run) in sorted(runs.items()):
             results.append(operator_result(run, store.rounds(run.run_id), run.options.get("family", ""), policy))
@@ -45,7 +47,7 @@ def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = No
         for s in stores:
             s.close()
     policies = [p for p in POLICIES if any(r.policy == p for r in results)]
-    return {"results": results, "reasons": reasons, "env": env or environment(),
+    return {"results": results, "reasons": reasons, "env": env or environment(), "groundings": groundings,
             "summaries": {p: summarize([r for r in results if r.policy == p]) for p in policies}}
 
 
@@ -101,6 +103,10 @@ def report_cmd(campaign: str, arms: tuple[str, ...], compare: tuple[str, str] | 
                      append_to, title, as_json)
         return
     report = accounting(store_dirs, campaign)
+    if len(report["groundings"]) > 1:  # one row per operator would hide one arm's run behind the other's
+        arms = " ".join(f"{campaign}/{g}" for g in report["groundings"])
+        raise KoptError(f"campaign {campaign!r} holds the grounding arms {', '.join(report['groundings'])}: report "
+                        f"them with --compare {arms} (or --arm {campaign}/GROUNDING)")
     if not report["results"]:
         raise KoptError(f"no runs of campaign {campaign!r} in {', '.join(map(str, stores)) or '.kopt'} "
                         "(kopt eval suite --campaign NAME)")
