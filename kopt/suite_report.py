@@ -5,9 +5,9 @@ Per operator the speedup is the geomean over its cases of initial time / best ti
 validated, timed round; 1.0 when no round improved). Over operators: geomean, median, how many
 passed 2x and 5x, the median best-round index, how many best rounds and trajectories reached each
 evidence level, final vs torch eager and torch.compile, fraction of roofline, rounds and wall time,
-the candidates rejected and why, and LLM replies per win. Two arms of an experiment (two campaigns over
-the same operators, e.g. LLM rounds with and without diagnosis grounding) are compared operator by operator
-with a seeded bootstrap interval on the geomean ratio.
+the candidates rejected and why, and LLM replies per win. Two arms of an experiment over the same operators
+(two campaigns, or the two grounding arms of one: LLM rounds with and without kopt's diagnosis) are compared
+operator by operator, with a seeded bootstrap interval on the geomean ratio.
 Runs whose kernels could not be timed (no GPU) are counted, never given a made-up speedup.
 """
 
@@ -155,9 +155,9 @@ def summarize(results: list[OperatorResult]) -> dict[str, Any]:
     }
 
 
-# Why a candidate was not kept, in the report's order: `cheat` is validation catching a candidate that games its
-# judge, `unparsable` a reply without a usable code block, `rejected` the guard (the candidate changed what it is
-# judged by). Outcomes are read as strings, so a store with outcomes this list lacks still reports them (last).
+# Why a candidate was not kept, in the report's order: `cheat` is validation or the bench catching a candidate that
+# games its judge (round_outcome), `unparsable` a reply without a usable code block, `rejected` the guard (the
+# candidate changed what it is judged by). Outcomes are read as strings, so a store with outcomes this list lacks still reports them (last).
 REJECT_REASONS = ("incorrect", "slower", "cheat", "unparsable", "compile_error", "crash", "timeout", "rejected",
                   "proposer_error")
 KEPT = ("improved", "untimed")  # a win, or correct but not timed (no GPU): not rejected
