@@ -110,6 +110,9 @@ def summary(ws: Path, campaign: str, arms: list[str], before: dict[str, dict], j
                      f"{status['running']} cut short (resumable), {status['failed']} failed; "
                      + (f"{len(failed)} job(s) failed" if done is not None else "no job results (stopped at the budget)"))
         lines += [f"  failed {f}" for f in failed]
+        cut = sorted(v["op"] for v in runs.values() if v["status"] == "running")
+        if cut:
+            lines.append(f"  cut short: {', '.join(cut)}")
     lines.append(f"requests waiting for a reply: {sum(v['pending'] for v in after.values())}")
     return lines
 
