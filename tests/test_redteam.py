@@ -53,6 +53,14 @@ def test_the_suite_is_big_enough_and_has_legit_rewrites():
     assert {header(p)["task"] for p in CANDIDATES} == {"vector_add", "row_sum"}
 
 
+def test_the_static_check_flags_no_legit_kernel_file():
+    root = REDTEAM.parents[1]
+    legit = [*root.glob("evals/suite/*.py"), *root.glob("evals/diagnosis/*.py"), *root.glob("examples/*.py")]
+    assert len(legit) > 80
+    found = {p.name: check_source(p.read_text(), str(p)) for p in legit}
+    assert {name: v[0].message for name, v in found.items() if v} == {}
+
+
 @pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
 def test_validate_rejects_every_cheat_and_accepts_legit_rewrites(path):
     h = header(path)

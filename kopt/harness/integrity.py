@@ -345,10 +345,12 @@ class _Checker:
                 self.flag(node, "tensor_op", f"`{ast.unparse(node)[:60]}` computes on tensors outside a Triton kernel")
             elif isinstance(node, ast.AugAssign) and self.is_tensor(node.target, names):
                 self.flag(node, "tensor_op", f"`{ast.unparse(node)[:60]}` computes on tensors outside a Triton kernel")
-            elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not) and self.is_tensor(node.operand, names):
+            elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not) and \
+                    self.is_tensor(node.operand, names):
                 self.flag(node, "tensor_op", f"`{ast.unparse(node)[:60]}` computes on tensors outside a Triton kernel")
-            elif isinstance(node, ast.Compare) and any(self.is_tensor(x, names) for x in [node.left, *node.comparators]) \
-                    and not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            elif isinstance(node, ast.Compare) and \
+                    any(self.is_tensor(x, names) for x in [node.left, *node.comparators]) and \
+                    not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 self.flag(node, "tensor_op", f"`{ast.unparse(node)[:60]}` compares tensors outside a Triton kernel")
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BUILTIN_MATH \
                     and any(self.is_tensor(a, names) for a in node.args):
@@ -358,8 +360,9 @@ class _Checker:
                 if self.is_tensor(node.func.value, names) and attr not in TENSOR_METHODS:
                     self.flag(node, "torch_compute", f"`.{attr}()` on a tensor outside a Triton kernel: "
                                                      "only views, casts, copies and queries are allowed there")
-                elif attr in COMPUTE_METHODS and not (root in self.aliases and not (self.resolve(node.func) or "").startswith("torch")):
-                    self.flag(node, "torch_compute", f"`.{attr}()` outside a Triton kernel: the work must be the candidate's kernels")
+                elif attr in COMPUTE_METHODS and not self.is_library_call(node.func):
+                    self.flag(node, "torch_compute",
+                              f"`.{attr}()` outside a Triton kernel: the work must be the candidate's kernels")
                 elif attr in MUTATING_METHODS and root in self.module_names and root not in local:
                     self.flag(node, "module_state", f"`{ast.unparse(node.func)}` writes module state from a function")
             elif isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -370,6 +373,10 @@ class _Checker:
                     elif isinstance(t, ast.Attribute) and root == "self" and fn.name != "__init__":
                         self.flag(node, "module_state", f"`{ast.unparse(t)}` keeps state across calls")
 
+    def is_library_call(self, func: ast.Attribute) -> bool:
+        """math.floor(...) and the like: a non-torch module's function, not a tensor method."""
+        return _root_name(func.value) in self.aliases and not (self.resolve(func) or "").startswith("torch")
+
     def check_module_level(self) -> None:
         """Module-level statements run at import: no tensor compute there either."""
         for stmt in self.tree.body:
@@ -379,5 +386,5 @@ class _Checker:
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                     self.flag(node, "tensor_op", f"`{ast.unparse(node)[:60]}` computes at import")
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr in COMPUTE_METHODS and _root_name(node.func.value) not in ("math",):
+                        node.func.attr in COMPUTE_METHODS and not self.is_library_call(node.func):
                     self.flag(node, "torch_compute", f"`.{node.func.attr}()` at import")

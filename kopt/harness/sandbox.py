@@ -26,7 +26,7 @@ DEFAULT_TIMEOUT_S = 600.0
 
 def run_sandboxed(op: str, task_path: str | Path, candidate_path: str | Path | None = None, *,
                   timeout_s: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None, **kw: Any) -> dict[str, Any]:
-    """Run worker op `op` ("validate" | "bench") on a task (and candidate) in a child process.
+    """Run worker op `op` ("compile"; validate and bench use `run_with_channel`) on a task (and candidate) in a child.
 
     Returns {"ok", "reason" (None or one of REASONS), "message" (one line), "result" (the op's dict),
     "elapsed_s"}. Never raises for anything the child does."""
