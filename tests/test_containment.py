@@ -166,13 +166,14 @@ def test_kill_9_of_kopt_leaves_no_child(mode, tmp_path):
     """)
     parent = subprocess.Popen([sys.executable, "-c", f"from kopt.harness.sandbox import run_sandboxed; "
                                f"run_sandboxed('compile', {str(task)!r}, timeout_s=600)"])
-    deadline = time.monotonic() + 120
-    while len([p for p in _marked() if p != parent.pid]) < 1 + spawn and time.monotonic() < deadline:
-        time.sleep(0.1)
-    started = [p for p in _marked() if p != parent.pid]
-    assert started, "the sandboxed child never started"
-    parent.kill()
-    parent.wait()
+    try:
+        deadline = time.monotonic() + 120
+        while len([p for p in _marked() if p != parent.pid]) < 1 + spawn and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in _marked() if p != parent.pid], "the sandboxed child never started"
+    finally:
+        parent.kill()
+        parent.wait()
     deadline = time.monotonic() + 5
     while _marked() and time.monotonic() < deadline:
         time.sleep(0.1)

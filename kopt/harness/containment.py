@@ -3,16 +3,19 @@
 Three modes, the strongest this machine allows, probed once per process:
 
 - ``bubblewrap``: no network, own pid namespace (the whole tree dies with the sandbox and with kopt, new
-  sessions included), no capabilities, a read-only system with the homes and /tmp hidden; only a private
-  scratch dir (HOME, TMPDIR), a kopt-owned Triton cache and the caller's writable paths can be written.
+  sessions included), no capabilities, a read-only system with the homes, /tmp, /run (daemons' sockets) and
+  the workspace's kopt.toml hidden; only a private scratch dir (HOME, TMPDIR), a kopt-owned Triton cache
+  (shared by sandboxed calls, not by kopt itself) and the caller's writable paths can be written.
 - ``unshare``: no network and own pid namespace (util-linux), the filesystem as the user sees it.
-- ``process group``: no namespaces; the child is still killed with kopt (PR_SET_PDEATHSIG) and its process
+- ``none`` (process group only): no namespaces; the child is still killed with kopt (PR_SET_PDEATHSIG) and its process
   group at the end, but a grandchild that starts a new session can outlive the call.
 
 In every mode: a scrubbed environment (an allow-list, nothing secret-looking), rlimits (CPU time from the
 timeout, no core dumps, a file size cap, address space when no GPU is present: CUDA reserves huge virtual
 ranges), a per-call cgroup (processes and memory) where one is writable, and the child's output streamed
 to a capped log instead of the parent's memory. ``KOPT_SANDBOX=bubblewrap|unshare|none`` forces a mode.
+Without `Files` (ncu, which needs the GPU's counters and writes its report where it is told) the command
+keeps the filesystem and runs without namespaces, under the rest of the above.
 """
 
 from __future__ import annotations
@@ -151,7 +154,8 @@ def describe() -> str:
         limits.append(f"memory {memory} (cgroup)")
     if not _gpu_present():
         limits.append(f"address space {memory} (no GPU here)")
-    what = {"bubblewrap": "no network, own pid namespace, no capabilities, read-only system, homes and /tmp hidden",
+    what = {"bubblewrap": "no network, own pid namespace, no capabilities, read-only system, "
+                          "homes, /tmp and /run hidden",
             "unshare": "no network, own pid namespace; filesystem not confined",
             "none": "no namespaces: network and filesystem not confined, new sessions can outlive a call"}[m]
     name = m if m != "none" else "process group only"
@@ -166,8 +170,11 @@ def scrub_env(env: dict[str, str], scratch: str) -> dict[str, str]:
 
 def memory_limit() -> int:
     """Bytes one call may use: KOPT_SANDBOX_MEMORY_MB, else half the machine's memory."""
-    if os.environ.get("KOPT_SANDBOX_MEMORY_MB"):
-        return int(os.environ["KOPT_SANDBOX_MEMORY_MB"]) << 20
+    value = os.environ.get("KOPT_SANDBOX_MEMORY_MB")
+    if value:
+        if not value.isdigit() or int(value) == 0:
+            raise KoptError(f"KOPT_SANDBOX_MEMORY_MB={value!r}: expected a whole number of MiB")
+        return int(value) << 20
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
 
 
@@ -198,8 +205,8 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
             argv += ["--ro-bind", str(empty), secret]
     for path in dict.fromkeys([*_runtime_paths(), *files.readable]):
         argv += ["--ro-bind-try", path, path]
-    visible = _hidden_under(cwd) is None or cwd in files.readable
-    if not visible and _hidden_under(cwd) not in (cwd, home):
+    visible = _hidden_under(cwd) is None
+    if not visible and cwd not in HIDDEN and not _covers_home(cwd):
         argv += ["--ro-bind", cwd, cwd]  # the workspace (a project in the home): readable, not writable
         visible = True
     workspace_config = Path(cwd) / "kopt.toml"  # may hold an LLM API key
@@ -220,7 +227,12 @@ def _runtime_paths() -> list[str]:
 
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(kopt.__file__).resolve().parents[1]),
              str(Path(sys.executable).resolve().parent), *sys.path]
-    return [p for p in paths if p and os.path.exists(p) and _hidden_under(p) is not None]
+    return [p for p in paths if p and os.path.exists(p) and _hidden_under(p) is not None and not _covers_home(p)]
+
+
+def _covers_home(path: str) -> bool:
+    home = os.path.expanduser("~")
+    return home == path or home.startswith(path.rstrip("/") + "/")
 
 
 def _hidden_under(path: str) -> str | None:
@@ -257,7 +269,7 @@ def _limits(timeout: float) -> list[tuple[int, tuple[int, int]]]:
         limits.append((resource.RLIMIT_CPU, (cpu, cpu + 5)))  # SIGXCPU, then SIGKILL: ends a spinner kopt left
     if not _gpu_present():
         limits.append((resource.RLIMIT_AS, (memory_limit(), memory_limit())))
-    if os.geteuid() != 0 and not _cgroup_parents().get("pids"):  # RLIMIT_NPROC counts all the user's processes; root is exempt
+    if os.geteuid() != 0 and not _cgroup_parents().get("pids"):  # counts all the user's processes; root is exempt
         nproc = _user_processes() + MAX_PROCS
         limits.append((resource.RLIMIT_NPROC, (nproc, nproc)))
     return [(what, (min(soft, _hard(what)), min(hard, _hard(what)))) for what, (soft, hard) in limits]
