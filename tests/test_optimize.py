@@ -27,7 +27,8 @@ def fake_bench(task_path, candidate):
     block = int((re.search(r"BLOCK_SIZE=(\d+)", text) or re.search(r"'BLOCK_SIZE': (\d+)", text)).group(1))
     warps = 8 if "num_warps=8" in text else 4
     ms = 1024 / block + (0.1 if warps == 8 else 0.2)
-    return {"ok": True, "times": [ms * k for k in (1, 2, 3, 4, 5)], "roofline": [min(0.92, 0.45 * block / 1024)] * 5}
+    return {"ok": True, "times": [ms * k for k in (1, 2, 3, 4, 5)], "roofline": [min(0.92, 0.45 * block / 1024)] * 5,
+            "bound": ["memory"] * 5}
 
 
 @pytest.fixture
@@ -135,6 +136,23 @@ def test_fastest_variant_that_fails_validation_loses_to_the_next(timed, tmp_path
     assert trials["BLOCK_SIZE=2048"]["validation"]["ok"]
 
 
+def test_llm_prompt_holds_the_per_case_times_and_roofline_from_round_1(timed, tmp_path):
+    """Both grounding arms see the initial bench per case (the time, the roofline fraction and its bound)."""
+    from kopt.config import load_settings
+    from kopt.optimize import optimize
+
+    task = tmp_path / "vector_add.py"
+    shutil.copy(ROOT / "examples/vector_add.py", task)
+    summary = optimize(task, proposer="llm", grounding="none", llm_exchange=tmp_path / "ex",
+                       settings=load_settings(tmp_path))
+    assert summary["status"] == "waiting"
+    assert summary["initial"][1] == {"case": {"n": 98_432}, "ms": 2.4, "roofline": 0.45, "bound": "memory"}
+    (request,) = [json.loads(p.read_text()) for p in (tmp_path / "ex").glob("*.request.json")]
+    prompt = request["messages"][1]["content"]
+    assert 'case {"n": 16777216}: 1.2000 ms, 45% of the memory-bound roofline' in prompt
+    assert 'case {"n": 33554431}: 6.0000 ms, 45% of the memory-bound roofline' in prompt
+
+
 def test_cli_errors_are_one_line(tmp_path):
     kopt = [sys.executable, "-m", "kopt.cli"]
     res = subprocess.run(kopt + ["optimize", "missing.py"], cwd=tmp_path, capture_output=True, text=True)
@@ -144,7 +162,7 @@ def test_cli_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(ROOT.joinpath("examples/vector_add.py").read_text().replace("return x + y", "return x * y"))
     res = subprocess.run(kopt + ["optimize", str(bad), "--json"], cwd=tmp_path, capture_output=True, text=True)
-    assert res.returncode == 1 and "the task's own kernel fails validation (incorrect)" in res.stderr
+    assert res.returncode == 1 and "the task's own kernel fails validation (incorrect)" in res.stdout  # --json: the error as JSON
     res = subprocess.run(kopt + ["optimize", str(bad), "--proposer", "llm"], cwd=tmp_path, capture_output=True,
                          text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert res.returncode == 1
