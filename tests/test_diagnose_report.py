@@ -13,7 +13,7 @@ from rich.console import Console
 
 from kopt.diagnose.escalate import Diagnosis, LevelRun
 from kopt.diagnose.findings import Evidence, Finding
-from kopt.diagnose.report import EXCERPT_LINES, SHOWN_FINDINGS, render_diagnosis
+from kopt.diagnose.report import EXCERPT_LINES, SHOWN_FINDINGS, render_diagnosis, shown_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "strided_scale.py"
@@ -117,3 +117,24 @@ def test_long_excerpts_are_shortened_visibly_and_verbose_shows_them_whole(tmp_pa
     assert_readable(full, 80)
     assert "…" not in full and "// line 19" in words(full) and f"{len(diag.findings)} of {len(diag.findings)}" in full
     assert words(full).count("divisibility") == 200
+
+
+def test_profiler_evidence_from_an_h200_capture_reads_whole(tmp_path):
+    """L2 findings from a real ncu capture (tests/fixtures/ncu): ncu's rule text whole, wrapped at 80 columns,
+    and a symptom's next step is the level that says why."""
+    from kopt.diagnose import l2, ncu
+    from kopt.diagnose.escalate import merge
+
+    fixtures = ROOT / "tests" / "fixtures" / "ncu"
+    result = ncu.parse_pages((fixtures / "strided_scale_raw.csv").read_text(),
+                             (fixtures / "strided_scale_details.csv").read_text())
+    kernel = result.kernels[0]
+    findings = merge(l2.profile_findings(kernel.metrics, kernel.rules, kernel=kernel.name), set())
+    diag = Diagnosis(str(EXAMPLE), "sm_90", findings, [LevelRun("L1", "used", "catalog", 0, 0.1),
+                                                       LevelRun("L2", "used", "Nsight Compute symptoms", 2, 12.0)])
+    out = _render(diag, verbose=False)
+    assert_readable(out, 80)
+    text = words(out)
+    assert "has additional information on reducing uncoalesced device memory accesses. (est. global speedup" in text
+    assert "memory_bound · L2" in text and "dominant warp stall: long_scoreboard" in text
+    assert f"kopt diagnose {shown_path(str(EXAMPLE))} --level L3 (the lowered code says why)" in text

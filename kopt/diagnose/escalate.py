@@ -131,7 +131,7 @@ def compile_failure(exc: CompileError) -> Finding:
     where = re.match(r"^(.+?):(\d+): ", text)
     line = int(where.group(2)) if where else 0
     return Finding("compile_failure", "L3", text, 1.0,
-                   [Evidence("L3", "compile_log", text[:400], {}, f"{where.group(1)}:{line}" if where else None)],
+                   [Evidence("L3", "compile_log", text, {}, f"{where.group(1)}:{line}" if where else None)],
                    [line] if line else [], ["the kernel must compile: fix the error the compiler names at that line"])
 
 

@@ -100,7 +100,7 @@ def _rule(r: Rule | dict) -> Rule:
 
 def _rule_evidence(rule: Rule) -> Evidence:
     speed = f" (est. {rule.speedup_type} speedup {rule.speedup:g}%)" if rule.speedup is not None else ""
-    return Evidence("L2", "ncu", f"ncu {rule.type} {rule.name}: {rule.description[:400]}{speed}",
+    return Evidence("L2", "ncu", f"ncu {rule.type} {rule.name}: {rule.description}{speed}",
                     {"rule": rule.name, "section": rule.section, "type": rule.type, "speedup": rule.speedup,
                      "speedup_type": rule.speedup_type})
 
