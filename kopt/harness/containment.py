@@ -253,7 +253,7 @@ def _works(argv: list[str]) -> bool:
 def _announce() -> None:
     """Say once per process when the containment is weaker than bubblewrap (a user should know)."""
     if mode() != "bubblewrap":
-        print(describe(), file=sys.stderr)
+        print(f"kopt: {describe()}", file=sys.stderr)
 
 
 # --- limits ----------------------------------------------------------------------------------------
