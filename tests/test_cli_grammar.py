@@ -157,3 +157,16 @@ def test_shell_completion_completes_commands(tmp_path):
     env = {**os.environ, "_KOPT_COMPLETE": "bash_complete", "COMP_WORDS": "kopt dia", "COMP_CWORD": "1"}
     done = subprocess.run([str(KOPT_SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.stdout.split() == ["plain,diagnose"]
+
+
+def test_a_failed_validation_under_json_is_one_document_with_the_error(tmp_path):
+    """The result and its failure in one JSON object on stdout; the one-line error still goes to stderr."""
+    wrong = tmp_path / "vector_add_wrong.py"
+    source = (ROOT / "examples" / "vector_add.py").read_text()
+    wrong.write_text(source.replace("tl.store(out_ptr + offsets, x + y, mask=mask)", "tl.store(out_ptr + offsets, x - y, mask=mask)"))
+    done = kopt("validate", str(ROOT / "examples" / "vector_add.py"), "--candidate", str(wrong), "--device", "cpu",
+                "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    doc = as_document(done)
+    assert doc["ok"] is False and doc["kind"] == "incorrect" == doc["reason"] and doc["error"].startswith(str(wrong))
+    assert done.stderr.startswith(f"kopt: error: {wrong}: incorrect")

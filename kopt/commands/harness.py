@@ -98,10 +98,12 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
     _must_exist(task, candidate)
     _no_npu_run("validate", target)
     result = validate(task, candidate, timeout_s=timeout_s, seed=seed, device=device)
+    failure = None if result.ok else f"{candidate or task}: {result.reason}: {result.message}"
     if as_json:
         from kopt.harness.containment import describe
 
-        emit_json({**result.to_dict(), "sandbox": describe()})
+        emit_json({**result.to_dict(), "sandbox": describe(),
+                   **({"error": failure, "kind": result.reason} if failure else {})})
     elif result.cases:
         table = Table(title=f"validate {candidate or task} on {result.device}")
         for col in ("case", "held-out", "seed", "max abs err", "max rel err", "atol/rtol", "result", "s"):
@@ -115,8 +117,8 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
             console.print(f"note: {result.held_out_note}")
         if result.ok:
             console.print(f"[green]ok[/]: {len(result.cases)} cases in {result.elapsed_s:.1f} s")
-    if not result.ok:
-        raise KoptError(f"{candidate or task}: {result.reason}: {result.message}")
+    if failure:  # under --json the result above carries it; the line goes to stderr
+        raise KoptError(failure)
 
 
 @click.command("bench")
@@ -138,8 +140,9 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
     except ValueError as exc:
         raise KoptError(f"--cases takes comma-separated integers, got {case_list!r}") from exc
     result = bench(task, candidate, timeout_s=timeout_s, cases=cases)
+    failure = None if result.ok else f"{candidate or task}: {result.reason}: {result.message}"
     if as_json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), **({"error": failure, "kind": result.reason} if failure else {})})
     elif result.ok:
         ceil = result.ceilings
         table = Table(title=f"bench {candidate or task} on {result.device}")
@@ -154,8 +157,8 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
         console.print(table)
         rates = ", ".join(f"{k} {v:.0f}" for k, v in ceil.get("matmul_tflops", {}).items())
         console.print(f"ceilings: copy {ceil.get('copy_gbps', 0):.0f} GB/s; matmul TFLOP/s: {rates}")
-    if not result.ok:
-        raise KoptError(f"{candidate or task}: {result.reason}: {result.message}")
+    if failure:  # under --json the result above carries it; the line goes to stderr
+        raise KoptError(failure)
 
 
 def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int, trajectory: bool, as_json: bool) -> None:
