@@ -171,7 +171,7 @@ def index_doctor(fix: bool, as_json: bool) -> None:
         backend.close()
     if as_json:
         emit_json({"corpora": report, "building": building, "writer": writer, "orphans": orphans, "fixed": fix,
-                   "problems": problems})
+                   "problems": problems, **({"error": "; ".join(problems), "kind": "index"} if problems else {})})
     else:
         for r in report:
             click.echo(f"{'ok ' if r['ok'] else 'BAD'} {r['corpus']:<14} {r['collection']}  {r.get('points', r.get('error'))}")

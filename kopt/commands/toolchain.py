@@ -54,9 +54,13 @@ def list_cmd(as_json: bool) -> None:
 def doctor_cmd(name: str | None, as_json: bool) -> None:
     """Check toolchains (all, or NAME) actually work; exit 1 if one named is broken."""
     toolchains = [inspect_toolchain(name)] if name else list_toolchains()
+    broken = None
+    if name and not toolchains[0].ready:
+        broken = f"toolchain {name} is not ready: {'; '.join(toolchains[0].problems)}"
     if as_json:
-        emit_json([tc.to_dict() for tc in toolchains])
+        failure = {"error": broken, "kind": "toolchain"} if broken else {}
+        emit_json({"items": [tc.to_dict() for tc in toolchains], **failure})
     else:
         _print_table(toolchains)
-    if name and not toolchains[0].ready:
-        raise KoptError(f"toolchain {name} is not ready: {'; '.join(toolchains[0].problems)}")
+    if broken:
+        raise KoptError(broken)
