@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -272,6 +273,8 @@ def run_candidate(task, candidate_path: str | None, device: str, calls: list[dic
     from kopt.task import load_candidate
 
     inputs = [task.make_inputs(c["case"], device, c["seed"]) for c in calls]
+    if candidate_path and task.kind != "kernelbench":  # (a KernelBench candidate needs Model for its weights)
+        sys.modules.pop(task.module.__name__, None)  # the candidate cannot look the task's reference up by name
     launches = LaunchLog().install(device)
     with poisoned_allocations():
         candidate = load_candidate(candidate_path, task) if candidate_path else task

@@ -1,8 +1,9 @@
-"""Finds the task module among the loaded modules and calls its reference.
+"""Finds the task module among the loaded modules and calls its reference (the harness drops it from
+sys.modules before the import, so the lookup itself fails).
 
 task: vector_add
 expect: cheat/denied_import
-dynamic: cheat/no_triton_launch
+dynamic: exception
 """
 
 import torch
