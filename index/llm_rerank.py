@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from kopt.index.search import Hit
+from kopt.llm import ExchangeWaiting
 
 RERANK_DEPTH = 20  # hybrid hits the LLM reads
 BATCH_SIZE = 10  # candidates per LLM call
@@ -84,6 +85,8 @@ def rerank(llm: Any, query: str, hits: list[Hit]) -> tuple[list[Hit], str | None
     model = getattr(llm, "model", type(llm).__name__)
     try:
         scored = reranker.postprocess_nodes(nodes, query_str=query)
+    except ExchangeWaiting as exc:  # the prompt exchange: the request is written; its reply comes later
+        return hits, f"LLM rerank: {exc}; hits are in hybrid order"
     except Exception as exc:  # network, HTTP, timeout and provider errors all leave the hybrid order
         detail = " ".join(str(exc).split())[:200]
         return hits, f"LLM rerank failed ({model}: {type(exc).__name__}: {detail}); hits are in hybrid order"

@@ -239,3 +239,30 @@ def test_campaign_advances_waiting_runs_one_round_per_call(tmp_path):
         assert resumed[0].resume and fresh[0].resume is None  # the other arm is its own run
     finally:
         store.close()
+
+
+def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
+    """Every LLM caller gets the exchange: kopt.llm.complete (kopt ask's prose) waits, then reads the reply;
+    the rerank keeps the hybrid order while its request waits."""
+    from kopt.config import load_settings
+    from kopt.index.llm_rerank import rerank
+    from kopt.index.search import Hit
+    from kopt.llm import ExchangeWaiting, complete, make_llm
+
+    llm = make_llm(load_settings(tmp_path, llm_provider="exchange", llm_exchange_dir=str(tmp_path / "ex")))
+    with pytest.raises(ExchangeWaiting) as waiting:
+        complete(llm, "You answer questions.", "Why is my kernel slow?")
+    (req,) = requests(tmp_path / "ex")
+    assert req["messages"] == [{"role": "system", "content": "You answer questions."},
+                               {"role": "user", "content": "Why is my kernel slow?"}]
+    assert waiting.value.reply == tmp_path / "ex" / f"{req['id']}.reply.md"
+    waiting.value.reply.write_text("model: replier-2\nIt moves 3 bytes per flop.\n")
+    assert complete(llm, "You answer questions.", "Why is my kernel slow?") == "It moves 3 bytes per flop."
+
+    hits = [Hit(1.0 - i / 10, f"def f{i}(): pass", {"path": f"a{i}.py", "start_line": 1, "end_line": 2}) for i in range(3)]
+    order, reason = rerank(llm, "where is f2 decided?", hits)
+    assert order == hits and reason.startswith("LLM rerank: waiting for the LLM reply to")
+    rerank_request = next(r for r in requests(tmp_path / "ex") if r["id"] != req["id"])
+    (tmp_path / "ex" / f"{rerank_request['id']}.reply.md").write_text("model: replier-2\nDoc: 3, Relevance: 9\n")
+    order, reason = rerank(llm, "where is f2 decided?", hits)
+    assert reason is None and order[0] is hits[2]

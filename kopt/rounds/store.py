@@ -199,6 +199,8 @@ class RoundsStore:
         with self._guard("update run"):
             self.db.execute("UPDATE runs SET status = ?, stop_reason = ?, options = COALESCE(?, options) "
                             "WHERE run_id = ?", (status, stop_reason, json.dumps(options) if options else None, run_id))
+            if status == "done":  # a budget that ran out before a pending request's reply: it waits no more
+                self.db.execute("DELETE FROM pending WHERE run_id = ?", (run_id,))
 
     def run(self, run_id: str) -> Run:
         with self._guard("read run"):
