@@ -3,9 +3,10 @@ harness, diagnosis and rounds store as `kopt optimize`, with the same discipline
 
 Every tool has typed, bounded inputs and a typed (pydantic) result. Every path argument is resolved against
 the workspace, symlinks followed, and refused when it lands outside; nothing is written outside it. No task or
-candidate code runs in this process: tools that import one (compile_ir, diagnose, ask with a kernel,
-start_run) run in a child (`python -m kopt.mcp_server`), validate/bench/record_round through the harness's
-sandbox, so a task that exits, crashes or hangs at import fails that one call. Every tool has a time limit
+candidate code runs in this process: compile_ir, validate, bench and record_round go through the harness's
+contained sandbox; diagnose, ask with a kernel and start_run (which need the index, the settings and the
+rounds store) run in a child of this module (`python -m kopt.mcp_server`). A task that exits, crashes or
+hangs at import fails that one call. Every tool has a time limit
 and runs off the event loop, so no call can block the others; a bad argument or a user's mistake is a
 one-line tool error naming it, and a bug is a tool error naming it instead of killing the server.
 """
@@ -41,7 +42,7 @@ IR_LIMIT = 60_000  # characters of one IR stage returned per kernel (ask for a k
 TOOL_LIMITS_S: dict[str, float] = {
     "search": 120, "ask": 600, "compile_ir": 600, "diagnose": 1200, "validate": 1200, "bench": 1800,
     "profile": 1200, "start_run": 2400, "record_round": 3600, "runs": 60, "synthesize": 900}
-CHILD_GRACE_S = 30.0  # a sandboxed harness call gets the tool's limit minus this, to report before the tool's own
+HARNESS_GRACE_S = 30.0  # a sandboxed harness call ends this much before its tool's limit, to report its own timeout
 
 
 def _no_nul(text: str) -> str:
@@ -387,7 +388,8 @@ async def _in_child(ctx: Context, ws: Workspace, tool: str, args: dict[str, Any]
         with open(files["log.txt"], "w") as log_file:
             proc = subprocess.Popen([sys.executable, "-m", "kopt.mcp_server", str(files["request.json"])],
                                     cwd=ws.root, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                    preexec_fn=_die_with_server)
         try:
             with anyio.fail_after(limit):
                 async with anyio.create_task_group() as tg:
@@ -406,6 +408,13 @@ async def _in_child(ctx: Context, ws: Workspace, tool: str, args: dict[str, Any]
     if "error" in outcome:
         raise ToolError(outcome["error"])
     return outcome["result"]
+
+
+def _die_with_server() -> None:
+    """In the child, before exec: the kernel SIGKILLs it when the server goes, so no task outlives the server."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _exit_words(returncode: int | None) -> str:
@@ -483,30 +492,6 @@ def _with_store(ws: Workspace, fn: Callable[[Any], T]) -> T:
 # --- the tools that import a task: run in the child ------------------------------------------------------
 
 
-def _compile_ir(ws: Workspace, emit: Callable[[str], None], task: str, stage: str | None, target: str | None,
-                case: int, kernel: str | None) -> dict[str, Any]:
-    from kopt.harness.compile import compile_task
-    from kopt.task import load_task
-
-    path = ws.path(task, what="task")
-    kernels = compile_task(load_task(path), case=case, target=target or ws.settings().target,
-                           stages=[stage] if stage else None, cache_dir=ws.root / ".kopt" / "cache" / "compile")
-    if kernel:
-        kernels = [k for k in kernels if k.name == kernel]
-        if not kernels:
-            raise ToolError(f"{task}: no kernel named {kernel!r} launched for case {case}")
-    out = []
-    for k in kernels:
-        text = k.asm.get(stage) if stage else None
-        out.append(KernelIR(
-            name=k.name, location=f"{k.source_file}:{k.first_line}", target=k.target, grid=k.grid,
-            num_warps=k.options.get("num_warps"), num_stages=k.options.get("num_stages"),
-            registers=k.registers, spill_stores=k.spill_stores, spill_loads=k.spill_loads,
-            shared_bytes=k.shared_bytes, specialization=k.specialization, stage=stage,
-            ir=text[:IR_LIMIT] if text else text, truncated=bool(text and len(text) > IR_LIMIT)))
-    return CompileResult(task=str(path), case=case, kernels=out).model_dump(mode="json")
-
-
 def _diagnose(ws: Workspace, emit: Callable[[str], None], task: str, level: str, gpu: bool, case: int | None,
               failed: list[str]) -> dict[str, Any]:
     from kopt.diagnose.escalate import diagnose as kopt_diagnose
@@ -545,8 +530,7 @@ def _start_run(ws: Workspace, emit: Callable[[str], None], task: str, note: str 
     return _with_store(ws, create)
 
 
-IN_CHILD: dict[str, Callable[..., dict[str, Any]]] = {
-    "compile_ir": _compile_ir, "diagnose": _diagnose, "ask": _ask, "start_run": _start_run}
+IN_CHILD: dict[str, Callable[..., dict[str, Any]]] = {"diagnose": _diagnose, "ask": _ask, "start_run": _start_run}
 
 
 def _child_main(request_path: str) -> None:
@@ -597,6 +581,8 @@ class KoptMCPServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             cause = exc.__cause__ or exc
+            if isinstance(cause, KoptError):  # the user's to fix, raised before the work started
+                raise ToolError(f"Error executing tool {name}: {cause}") from None
             log.error("tool %s failed: %r", name, cause)
             raise ToolError(f"Error executing tool {name}: internal error: {type(cause).__name__}: {' '.join(str(cause).split())[:300]} "
                             "(a kopt bug; the server keeps running)") from None
@@ -611,6 +597,10 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
     ws = Workspace(workspace)
     limit = {**TOOL_LIMITS_S, **(limits or {})}
     server = KoptMCPServer("kopt", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def harness_timeout(tool: str, asked: float = float("inf")) -> float:
+        """A sandboxed harness call's own limit: inside the tool's, so the harness reports the timeout itself."""
+        return max(1.0, min(asked, limit[tool] - min(HARNESS_GRACE_S, limit[tool] / 4)))
 
     @server.tool()
     async def search(query: Query, ctx: Context, corpus: Names | None = None,
@@ -658,9 +648,28 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         """AOT-compile a task's kernels for a GPU target (e.g. sm_90; no GPU needed): resource usage per kernel,
         and the text of one IR stage when `stage` is given (`kernel` narrows it to one kernel by name)."""
         path = ws.path(task, what="task")
-        args = {"task": task, "stage": stage, "target": target, "case": case, "kernel": kernel}
-        return CompileResult.model_validate(await _in_child(ctx, ws, "compile_ir", args, f"compiling {path.name}",
-                                                            limit=limit["compile_ir"]))
+
+        def run() -> CompileResult:  # the harness's sandboxed compile: the task is imported in a contained child
+            from kopt.harness.compile import compile_sandboxed
+
+            kernels = compile_sandboxed(path, case=case, target=target or ws.settings().target,
+                                        stages=[stage] if stage else None, timeout_s=harness_timeout("compile_ir"))
+            if kernel:
+                kernels = [k for k in kernels if k.name == kernel]
+                if not kernels:
+                    raise ToolError(f"{task}: no kernel named {kernel!r} launched for case {case}")
+            out = []
+            for k in kernels:
+                text = k.asm.get(stage) if stage else None
+                out.append(KernelIR(
+                    name=k.name, location=f"{k.source_file}:{k.first_line}", target=k.target, grid=k.grid,
+                    num_warps=k.options.get("num_warps"), num_stages=k.options.get("num_stages"),
+                    registers=k.registers, spill_stores=k.spill_stores, spill_loads=k.spill_loads,
+                    shared_bytes=k.shared_bytes, specialization=k.specialization, stage=stage,
+                    ir=text[:IR_LIMIT] if text else text, truncated=bool(text and len(text) > IR_LIMIT)))
+            return CompileResult(task=str(path), case=case, kernels=out)
+
+        return await _step(ctx, 0, 1, f"compiling {path.name}", run, tool="compile_ir", limit=limit["compile_ir"])
 
     @server.tool()
     async def diagnose(task: PathArg, ctx: Context, level: Literal["auto", "L1", "L2", "L3", "L4"] = "auto",
@@ -672,9 +681,6 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         args = {"task": task, "level": level, "gpu": gpu, "case": case, "failed": failed or []}
         return DiagnoseResult.model_validate(await _in_child(ctx, ws, "diagnose", args, f"diagnosing {path.name}",
                                                              limit=limit["diagnose"]))
-
-    def harness_timeout(tool: str, asked: float) -> float:
-        return max(1.0, min(asked, limit[tool] - CHILD_GRACE_S))
 
     @server.tool()
     async def validate(task: PathArg, ctx: Context, candidate: PathArg | None = None,
@@ -726,7 +732,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             from kopt.diagnose.l2 import result_findings
             from kopt.diagnose.ncu import profile_task
 
-            result = profile_task(path, case, timeout=limit["profile"] - CHILD_GRACE_S)
+            result = profile_task(path, case, timeout=harness_timeout("profile"))
             return ProfileResult(
                 available=result.available, reason=result.reason,
                 kernels=[ProfiledKernel.model_validate({**vars(k), "rules": [vars(r) if not isinstance(r, dict) else r
@@ -787,10 +793,10 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         if problem is None:
             checked = await _step(ctx, 1, 4, f"validating {cand.name}",
                                   lambda: kopt_validate(task_path, cand, timeout_s=min(300, left())),
-                                  tool="record_round", limit=left() + CHILD_GRACE_S)
+                                  tool="record_round", limit=left() + HARNESS_GRACE_S)
             if checked.ok and run.timing.get("available"):
                 timed = await _step(ctx, 2, 4, f"timing {cand.name}", lambda: bench_times(task_path, cand),
-                                    tool="record_round", limit=left() + CHILD_GRACE_S)
+                                    tool="record_round", limit=left() + HARNESS_GRACE_S)
 
         def commit(store) -> RoundModel:
             rounds = store.rounds(run.run_id)
@@ -815,7 +821,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             return RoundModel.model_validate(rnd.to_dict())
 
         return await _step(ctx, 3, 4, "recording the round", lambda: _with_store(ws, commit), tool="record_round",
-                           limit=left() + CHILD_GRACE_S)
+                           limit=left() + HARNESS_GRACE_S)
 
     @server.tool()
     async def runs(ctx: Context, run_id: Name | None = None) -> RunsResult:

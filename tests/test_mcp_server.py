@@ -1,6 +1,7 @@
 """`kopt mcp` as a subprocess, driven by the real MCP client over stdio: tools listed with typed schemas,
 search / diagnose / compile_ir on an example task, rounds recorded through the harness (a wrong candidate
-is recorded as incorrect, a right one as validated-but-untimed on CPU), paths outside the workspace refused."""
+is recorded as incorrect, a right one as validated-but-untimed on CPU), paths outside the workspace refused;
+over HTTP, only with the bearer token. (Hostile clients and tasks: test_mcp_fuzz.py.)"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -184,3 +186,64 @@ def test_paths_outside_workspace_refused(workspace, env):
 
     _run(workspace, env, body)
     assert not (outside.parent / ".kopt").exists()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_needs_the_bearer_token(workspace, env):
+    """Without a token kopt makes one and prints it; requests without it, or with another, get 401; the MCP
+    client with it lists the tools."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = _free_port()
+    plain_env = {k: v for k, v in env.items() if k != "KOPT_MCP_TOKEN"}
+    server = subprocess.Popen([KOPT, "mcp", "--transport", "http", "--port", str(port), "--workspace", str(workspace)],
+                              env=plain_env, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        assert "Authorization: Bearer " in line, line
+        token = line.split("Authorization: Bearer ")[1].split("'")[0]
+        assert len(token) >= 32
+        url = f"http://127.0.0.1:{port}/mcp"
+        probe = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        with httpx2.Client() as http:
+            for _ in range(600):  # until the server listens
+                try:
+                    http.get(url)
+                    break
+                except httpx2.TransportError:
+                    time.sleep(0.1)
+            for headers in ({}, {"Authorization": "Bearer wrong-token-of-the-same-length-xxxxxxxxx"},
+                            {"Authorization": token}):
+                refused = http.post(url, json=probe, headers={"Accept": "application/json, text/event-stream",
+                                                               **headers})
+                assert refused.status_code == 401, (headers, refused.status_code)
+
+        async def listed() -> set[str]:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                    streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                return {t.name for t in (await s.list_tools()).tools}
+
+        assert anyio.run(listed) == TOOLS
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_http_beyond_loopback_needs_a_chosen_token(workspace, env):
+    plain_env = {k: v for k, v in env.items() if k != "KOPT_MCP_TOKEN"}
+    for extra, words in ((["--host", "0.0.0.0"], "not a loopback address"),
+                         (["--host", "10.1.2.3", "--token", "short"], "at least 16")):
+        done = subprocess.run([KOPT, "mcp", "--transport", "http", "--workspace", str(workspace), *extra],
+                              env=plain_env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        err = done.stderr.strip()
+        assert "\n" not in err and err.startswith("kopt: error: ") and words in err, err
