@@ -4,6 +4,7 @@ config or index) makes it exit 1."""
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
@@ -139,8 +140,6 @@ def models_section(settings: Any) -> dict[str, Any]:
 
 def config_section(settings: Any) -> dict[str, Any]:
     """The layers in force, lowest first, with their files; which layer set each setting."""
-    import os
-
     config_home = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
     files = {"user config": config_home / "kopt" / "config.toml", "kopt.toml": settings.workspace / "kopt.toml"}
     layers = [{"layer": "defaults"}]
