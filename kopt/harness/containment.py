@@ -341,6 +341,7 @@ def _cgroups() -> list[Path]:
     """A fresh cgroup for one call in each writable hierarchy, its limits set; [] where none is writable."""
     made = []
     for parent in dict.fromkeys(_cgroup_parents().values()):
+        _remove_cgroups(_orphaned(parent))
         group = parent / f"kopt-{os.getpid()}-{next(_CGROUP_IDS)}"
         try:
             group.mkdir()
@@ -353,6 +354,19 @@ def _cgroups() -> list[Path]:
             _remove_cgroups(made)
             return []
     return made
+
+
+def _orphaned(parent: Path) -> list[Path]:
+    """Cgroups of kopt processes that died (kill -9) before removing them: what is left in them goes too."""
+    found = []
+    for group in parent.glob("kopt-*-*"):
+        try:
+            os.kill(int(group.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            found.append(group)
+        except (ValueError, PermissionError):
+            continue
+    return found
 
 
 def _write_if(path: Path, value: str) -> None:
