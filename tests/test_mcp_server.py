@@ -247,3 +247,38 @@ def test_http_beyond_loopback_needs_a_chosen_token(workspace, env):
         assert done.returncode == 1 and done.stdout == "", done.stderr
         err = done.stderr.strip()
         assert "\n" not in err and err.startswith("kopt: error: ") and words in err, err
+
+
+def test_synthesize_writes_only_inside_the_workspace(workspace, env):
+    """Two recorded wins of the same kind become a pattern: written under the workspace's .kopt/patterns,
+    not KOPT_HOME (the index in KOPT_HOME is left alone too, with a note saying how to publish)."""
+    from kopt.rounds.store import Round, RoundsStore
+
+    source = (workspace / "vector_add.py").read_text()
+    hinted = source.replace("offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
+                            "offsets = tl.max_contiguous(tl.multiple_of(pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE), "
+                            "BLOCK_SIZE), BLOCK_SIZE)")
+    assert hinted != source
+    store = RoundsStore(workspace / ".kopt")
+    try:
+        for op in ("add_a", "add_b"):
+            run = store.create_run(workspace / f"{op}.py", source, {"op": op}, [1.0] * 5, {"available": True}, {})
+            store.add_round(Round(
+                run_id=run.run_id, n=1, level_reached="L3", hypothesis="hint contiguity", finding_ids=["uncoalesced_access"],
+                hypothesis_key="uncoalesced_access/llm", pattern_id=None, proposer="llm:m", candidate=store.put(hinted),
+                outcome="improved", case_times=[0.5] * 5, speedup_initial=2.0, speedup_best=2.0, seconds=1.0))
+    finally:
+        store.close()
+    home_patterns = Path(env["KOPT_HOME"]) / "patterns"
+
+    async def body(s: ClientSession) -> None:
+        done = await s.call_tool("synthesize", {})
+        assert not done.is_error, done.content
+        result = done.structured_content
+        assert Path(result["out"]) == workspace.resolve() / ".kopt" / "patterns"
+        written = [a["path"] for a in result["actions"] if a["path"]]
+        assert written and all(Path(p).resolve().is_relative_to(workspace.resolve()) for p in written), result
+        assert "outside the workspace" in result["index"]
+
+    _run(workspace, env, body)
+    assert not home_patterns.exists()
