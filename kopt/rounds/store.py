@@ -87,7 +87,7 @@ class Run:
     created: float
     status: str  # running | waiting (for prompt-exchange replies) | done | stopped | failed
     stop_reason: str | None
-    options: dict[str, Any]  # rounds, minutes, proposer, model: what --resume continues with
+    options: dict[str, Any]  # rounds, minutes, proposer, model, policy, grounding, llm_exchange, tags: for --resume
     baseline: list[float | None]  # the initial kernel's ms per case (None when untimed)
     timing: dict[str, Any]  # {"available": bool, "reason": str, "roofline": [fractions]}
     initial: dict[str, Any]  # validation summary of the initial kernel
