@@ -266,3 +266,25 @@ def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
     (tmp_path / "ex" / f"{rerank_request['id']}.reply.md").write_text("model: replier-2\nDoc: 3, Relevance: 9\n")
     order, reason = rerank(llm, "where is f2 decided?", hits)
     assert reason is None and order[0] is hits[2]
+
+
+def test_a_resumed_round_asks_its_recorded_request_without_diagnosing_again(task, tmp_path, monkeypatch):
+    """The diagnosis costs GPU time: it runs once per round (when the request is written), never for `none`."""
+    import kopt.diagnose.escalate
+    from kopt.optimize import optimize
+
+    real, calls = kopt.diagnose.escalate.diagnose, []
+    monkeypatch.setattr(kopt.diagnose.escalate, "diagnose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = optimize(task, rounds=1, proposer="llm", grounding="full", llm_exchange=tmp_path / "ex",
+                     settings=_settings(tmp_path))
+    assert first["status"] == "waiting" and len(calls) == 1
+    (req,) = requests(tmp_path / "ex")
+    answer(req, tmp_path / "ex")
+    done = optimize(resume=first["run_id"], llm_exchange=tmp_path / "ex", settings=_settings(tmp_path))
+    assert len(calls) == 1 and done["status"] == "done"  # round 1 committed from the recorded request
+    (r1,) = done["rounds"]
+    assert r1["level_reached"] == "L3" and r1["finding_ids"][0] == "untuned_config" and r1["evidence"]["findings"]
+
+    none = optimize(task, rounds=1, proposer="llm", grounding="none", llm_exchange=tmp_path / "ex2",
+                    settings=_settings(tmp_path))
+    assert none["status"] == "waiting" and len(calls) == 1  # the `none` arm never diagnoses
