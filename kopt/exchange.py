@@ -5,7 +5,8 @@ Wherever kopt would call an LLM it writes the exact chat request to DIR/<id>.req
 DIR/<id>.request.md); <id> is a hash of the request's content. The answer is DIR/<id>.reply.md: first line
 `model: NAME`, then the reply text verbatim. Without a reply the caller gets ExchangeWaiting (nothing is
 spent; run the same command again once the reply is there). A reply is refused when its request was changed
-after it was written, and its use is recorded in DIR/<id>.consumed.json.
+after it was written, and its use is recorded in DIR/<id>.consumed.json. The loop's requests name their run
+and round, so a reply answers one round only; an identical request (the same `kopt ask` question) replays it.
 """
 
 from __future__ import annotations
@@ -107,9 +108,6 @@ class Exchange:
         model, text = parse_reply_file(reply.read_text(), reply)
         _write_atomic(consumed, json.dumps({"at": time.time(), "context": request["context"], "model": model}) + "\n")
         return ExchangeReply(model, text, rid, as_json, reply)
-
-    def consumed(self, rid: str) -> bool:
-        return self.paths(rid)[3].is_file()
 
 
 class ExchangeLLM(CustomLLM):
