@@ -75,7 +75,7 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
     from rich.console import Console
 
     console = Console(stderr=True, quiet=as_json)
-    console.print(f"campaign {campaign!r} [{grounding}]: {len(jobs)} job(s) to run, {len(finished)} already done; "
+    console.print(f"campaign {campaign!r} (grounding {grounding}): {len(jobs)} job(s) to run, {len(finished)} already done; "
                   f"{workers or 'no'} GPU(s){f' x {per_gpu} workers' if workers and per_gpu > 1 else ''}"
                   f"{' on Ray ' + ray_address if ray_address else ''}")
 
