@@ -288,3 +288,26 @@ def test_a_resumed_round_asks_its_recorded_request_without_diagnosing_again(task
     none = optimize(task, rounds=1, proposer="llm", grounding="none", llm_exchange=tmp_path / "ex2",
                     settings=_settings(tmp_path))
     assert none["status"] == "waiting" and len(calls) == 1  # the `none` arm never diagnoses
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU: the real bench times the initial kernel")
+def test_on_a_gpu_the_first_request_holds_the_measured_times_and_roofline(task, tmp_path):
+    from kopt.optimize import optimize
+
+    summary = optimize(task, rounds=1, proposer="llm", grounding="none", llm_exchange=tmp_path / "ex",
+                       settings=_settings(tmp_path))
+    assert all(c["ms"] > 0 and 0 < c["roofline"] and c["bound"] == "memory" for c in summary["initial"])
+    (req,) = requests(tmp_path / "ex")
+    prompt = req["messages"][1]["content"]
+    for c in summary["initial"]:
+        assert f"case {json.dumps(c['case'], sort_keys=True)}: {c['ms']:.4f} ms, " in prompt
+    assert prompt.count("of the memory-bound roofline") == len(summary["initial"])
