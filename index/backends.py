@@ -6,10 +6,10 @@ replaced atomically (Edge), or a `kopt_catalog` collection plus real Qdrant alia
 Filters are plain dicts: {key: value | [values]} means "matches (any of)"; {key: NONEMPTY} means
 "the list field has at least one element".
 
-Many readers, one writer (Edge): a served collection is immutable once published; every reader opens its own
-hard-linked copy of it (a "view", no data copied), because Qdrant Edge opens a shard only once at a time
-(index/README.md says what was measured). Deleting a retired version then only unlinks names: readers that
-hold a view keep its files alive until they close.
+Many readers, one writer (Edge): a served collection is immutable once published; every reader opens it through
+a hard-linked copy that it alone holds (a "view", no data copied), because Qdrant Edge opens a shard only once
+at a time (index/README.md says what was measured). Deleting a retired version then only unlinks names:
+readers that hold a view keep its files alive until they close.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import itertools
 import shutil
-import socket
 import uuid
 import warnings
 from contextlib import contextmanager
@@ -41,14 +41,16 @@ class EdgeBackend:
     """Qdrant Edge shards under <index_path>/collections/<name>, catalog in <index_path>/catalog.json.
 
     A collection this backend creates (or resumes) is opened in place for writing; any other is read through a
-    private view under <index_path>/readers/<host>-<pid>-<n>/, removed when the backend closes.
+    view: a slot <index_path>/readers/<collection>/<n>/ held with an exclusive flock on <n>.lock while open.
+    Slots outlive their readers and are reused (linking is cheap, unlinking ~1 ms a file on a busy disk); a
+    killed reader's flock goes with it. Retiring a collection removes its free slots.
     """
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self._shards: dict[str, object] = {}
         self._writable: set[str] = set()
-        self._views: Path | None = None
+        self._slots: dict[str, tuple[Path, object]] = {}  # collection -> (its view, the held slot lock)
 
     # -- catalog --------------------------------------------------------------------------
     def read_catalog(self) -> dict:
@@ -81,10 +83,15 @@ class EdgeBackend:
         return catalog
 
     def retire(self, names: list[str]) -> None:
-        """Delete collections no longer served, once no reader is in the middle of pinning them."""
+        """Delete collections no longer served, once no reader is in the middle of pinning them, and the free
+        views of every collection that is gone (a reader holding one removes it when it closes)."""
         with self._versions_lock(fcntl.LOCK_EX):
             for name in names:
                 self.drop(name)
+            readers = self.root / "readers"
+            for base in readers.iterdir() if readers.is_dir() else []:
+                if not (self.root / "collections" / base.name).is_dir():
+                    _remove_free_slots(base)
 
     @contextmanager
     def _versions_lock(self, mode: int):
@@ -166,25 +173,40 @@ class EdgeBackend:
 
     def _shard(self, name: str):
         if name not in self._shards:
-            self._view(name)
+            if name not in self._slots:
+                with self._versions_lock(fcntl.LOCK_SH):
+                    self._view(name)
+            self._shards[name] = self._load(self._slots[name][0], name)
         return self._shards[name]
 
     def _view(self, name: str) -> None:
-        """Open `name` through this backend's own hard-linked copy of it (its own WAL lock, no data copied)."""
-        if name in self._shards:
+        """Take a free slot of `name` and make it a view of the collection (its own WAL lock, no data copied)."""
+        if name in self._slots:
             return
         src = self.root / "collections" / name
         if not src.is_dir():
             raise IndexError_(f"index collection {name} is missing under {self.root}", hint="re-run `kopt ingest`")
-        if self._views is None:
-            self._views = _new_views_dir(self.root / "readers")
-        dst = self._views / name
+        base = self.root / "readers" / name
+        base.mkdir(parents=True, exist_ok=True)
+        for slot in itertools.count():
+            lock = open(base / f"{slot}.lock", "a")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                lock.close()
+        view = base / str(slot)
         try:
-            shutil.copytree(src, dst, copy_function=os.link)
+            if not (view.is_dir() and set(os.listdir(view / "segments")) == set(os.listdir(src / "segments"))):
+                shutil.rmtree(view, ignore_errors=True)  # none yet, or of an earlier collection of the same name
+                tmp = base / f".{slot}.tmp"
+                shutil.rmtree(tmp, ignore_errors=True)  # left by a reader killed while linking
+                shutil.copytree(src, tmp, copy_function=os.link)
+                os.rename(tmp, view)
         except (OSError, shutil.Error) as exc:
-            shutil.rmtree(dst, ignore_errors=True)
+            lock.close()
             raise IndexError_(f"{src}: cannot open index collection ({exc})", hint="run `kopt index doctor`") from exc
-        self._shards[name] = self._load(dst, name)
+        self._slots[name] = (view, lock)
 
     @staticmethod
     def _load(path: Path, name: str):
@@ -268,32 +290,25 @@ class EdgeBackend:
             shard.close()
         self._shards.clear()
         self._writable.clear()
-        if self._views is not None:
-            shutil.rmtree(self._views, ignore_errors=True)
-            self._views = None
+        for name, (view, lock) in self._slots.items():
+            lock.close()
+            if not (self.root / "collections" / name).is_dir():  # retired while this reader held it
+                _remove_free_slots(view.parent)
+        self._slots.clear()
 
 
-def _new_views_dir(base: Path) -> Path:
-    """A fresh folder for this backend's views; first removes the views of this host's dead processes (kill -9)."""
-    base.mkdir(parents=True, exist_ok=True)
-    host = socket.gethostname()
-    for old in base.iterdir():
-        owner, _, rest = old.name.rpartition("-")[0].rpartition("-")
-        if owner == host and rest.isdigit() and not pid_alive(int(rest)):
-            shutil.rmtree(old, ignore_errors=True)
-    views = base / f"{host}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    views.mkdir()
-    return views
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
+def _remove_free_slots(base: Path) -> None:
+    """Remove the views under readers/<collection>/ that no reader holds, and the folder once it is empty."""
+    for path in base.glob("*.lock"):
+        with open(path, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(base / path.stem, ignore_errors=True)
+            path.unlink()
+    if not any(base.glob("*.lock")):
+        shutil.rmtree(base, ignore_errors=True)  # with any .N.tmp a reader killed while linking left
 
 
 def _edge_filter(flt: dict | None):

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kopt.errors import KoptError
-from kopt.index.backends import entry_collections, open_backend, pid_alive
+from kopt.index.backends import entry_collections, open_backend
 from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
 from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
@@ -140,9 +140,19 @@ def building_state(entry: dict) -> str:
     owner = entry.get("owner") or {}
     if owner.get("host") and owner["host"] != socket.gethostname():
         return f"ingest on {owner['host']} (pid {owner['pid']}): in progress there, or interrupted"
-    if owner.get("pid") and pid_alive(owner["pid"]):
+    if owner.get("pid") and _alive(owner["pid"]):
         return f"ingest in progress (pid {owner['pid']})"
     return "interrupted ingest"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -> dict:

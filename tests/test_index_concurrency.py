@@ -151,11 +151,21 @@ def tree_digest(path: Path) -> dict[str, str]:
             if p.is_file()}
 
 
+def views(site: Path) -> dict[str, list[str]]:
+    """The reader views (slots) on disk, by collection."""
+    readers = site / "home" / "index" / "readers"
+    return {base.name: sorted(p.name for p in base.iterdir() if p.is_dir()) for base in readers.iterdir()}
+
+
 @pytest.mark.parametrize("n", [2, 8])
 def test_concurrent_searches_all_succeed(site, n):
     results = searchers(site, n)
     assert len(results) == n and all(r == results[0] and r for r in results)
-    assert not list((site / "home" / "index" / "readers").iterdir())  # every view went away with its reader
+    slots = views(site)
+    assert [len(s) for s in slots.values()] == [n]  # one view each while they were open together
+    shutil.rmtree(site / "ready")
+    (site / "go").unlink()
+    assert searchers(site, n) == results and views(site) == slots  # later readers reuse the free views
 
 
 def test_kopt_search_cli_beside_a_long_lived_reader(site):
@@ -208,6 +218,8 @@ def test_searches_during_a_reingest_see_old_then_new(site):
         assert kept.search(QUERY, corpus="patterns", k=1, mode="sparse")[0].meta["version"] == old  # until it reopens
     finally:
         kept.close()
+    new_collection = json.loads((site / "home" / "index" / "catalog.json").read_text())["corpora"]["patterns"]["collection"]
+    assert list(views(site)) == [new_collection]  # the last reader of the old version took its views away
     assert open_index(Settings(index_path=site / "home" / "index")).search(QUERY, k=1, mode="sparse")[0].meta["version"] == new
 
 
