@@ -897,7 +897,10 @@ def serve(workspace: Path, transport: str = "stdio", host: str = "127.0.0.1", po
     """Run the server until the client goes away. The process works inside the workspace, so caches and
     the rounds store land under its .kopt/. HTTP needs `token` (kopt.commands.mcp makes sure there is one)."""
     server = build_server(workspace, limits)
-    os.chdir(Path(workspace).resolve())
+    root = Path(workspace).resolve()
+    os.chdir(root)
+    # the children's and the sandbox's Triton compiles cache in the workspace too (unless the user chose a cache)
+    os.environ.setdefault("TRITON_CACHE_DIR", str(root / ".kopt" / "cache" / "triton"))
     if transport == "stdio":
         server.run("stdio")
         return

@@ -111,6 +111,8 @@ def test_tools_search_compile_diagnose(workspace, env):
         assert bad_stage.is_error and "unknown target" in bad_stage.content[0].text
 
     _run(workspace, env, body)
+    if "TRITON_CACHE_DIR" not in env:  # compiles cache inside the workspace, like everything the server writes
+        assert any((workspace / ".kopt" / "cache" / "triton").iterdir())
 
 
 def test_rounds_validated_before_recorded(workspace, env):
