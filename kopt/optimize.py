@@ -509,7 +509,7 @@ class Optimizer:
                evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float,
                finding_ids: list[str] | None = None) -> None:
         """Store round n. `hyp` None: an LLM round, whose hypothesis is its reply's Change line and whose
-        `finding_ids` are the findings its prompt showed."""
+        `finding_ids` are the findings its prompt showed (its key names the top one, for synthesis)."""
         digest = self.store.put(result.source) if result.source else None
         evidence["trials"] = self.store.put_json(result.trials)
         f = hyp.finding if hyp else None
@@ -520,7 +520,8 @@ class Optimizer:
             hypothesis = f"{where}: {hypothesis}"
         rnd = Round(
             run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis,
-            hypothesis_key=hyp.key if hyp else "llm", finding_ids=[f.id] if f else list(finding_ids or []),
+            hypothesis_key=hyp.key if hyp else "/".join([*(finding_ids or [])[:1], "llm"]),
+            finding_ids=[f.id] if f else list(finding_ids or []),
             pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, candidate=digest,
             outcome=result.outcome, message=result.message, case_times=result.times,
             speedup_initial=speedup(self.run_row.baseline, result.times) if result.times else None,

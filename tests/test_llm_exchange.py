@@ -284,6 +284,7 @@ def test_a_resumed_round_asks_its_recorded_request_without_diagnosing_again(task
     assert len(calls) == 1 and done["status"] == "done"  # round 1 committed from the recorded request
     (r1,) = done["rounds"]
     assert r1["level_reached"] == "L3" and r1["finding_ids"][0] == "untuned_config" and r1["evidence"]["findings"]
+    assert r1["hypothesis_key"] == "untuned_config/llm" and r1["pattern_id"] is None
 
     none = optimize(task, rounds=1, proposer="llm", grounding="none", llm_exchange=tmp_path / "ex2",
                     settings=_settings(tmp_path))
