@@ -432,8 +432,8 @@ def _last_line(path: Path, limit: int = 300) -> str:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every process below `pid`, found through /proc's parent links: the harness's sandboxed children start
-    sessions of their own, so killing the child's process group alone would leave them running."""
+    """Every process below `pid`, found through /proc's parent links: task code in the child is not confined
+    and may start processes in sessions of their own, which killing the child's process group would miss."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

@@ -176,3 +176,10 @@ def test_broken_task_files_are_one_line_each(bad):
         assert_one_line_error(kopt(["diagnose", name, "--no-gpu"], bad), *_broken_tasks(bad)[name])
     for name in ("latin1.py", "tol_pair.py"):  # the sandboxed validate child reports the same line
         assert_one_line_error(kopt(["validate", name], bad), *_broken_tasks(bad)[name])
+
+
+def test_mcp_options_are_checked_before_serving(bad):
+    assert_one_line_error(kopt(["mcp", "--tool-timeout", "nope=3"], bad), "unknown tool 'nope'")
+    assert_one_line_error(kopt(["mcp", "--tool-timeout", "search=-1"], bad), "seconds > 0")
+    assert_one_line_error(kopt(["mcp", "--transport", "http", "--host", "example.com"], bad),
+                          "not a loopback address", "--token")
