@@ -174,6 +174,8 @@ def received_outputs(run: ChildRun, wanted: int, timeout_s: float) -> tuple[list
         if not (isinstance(launches, list) and all(isinstance(n, str) for n in launches) and "out" in frame):
             return outputs, ("cheat", "bad_frame", "the candidate process sent something other than its outputs")
         outputs.append(frame)
+    if run.channel_note:  # a frame that is not plain data (a pickled object, a tensor subclass) is refused
+        return outputs, ("cheat", "bad_frame", f"the candidate process wrote {run.channel_note}")
     if len(outputs) > wanted:
         return outputs, ("cheat", "extra_outputs", f"the candidate process sent {len(outputs)} outputs for {wanted} calls")
     if len(outputs) < wanted:
@@ -184,8 +186,6 @@ def received_outputs(run: ChildRun, wanted: int, timeout_s: float) -> tuple[list
             return outputs, ("cheat", "missing_outputs", f"the candidate process exited with status 0 {got}")
         reason, message = run.exit_failure()
         return outputs, (reason, None, f"{message} ({got})")
-    if run.channel_note:
-        return outputs, ("cheat", "bad_frame", f"the candidate process wrote {run.channel_note}")
     return outputs, None
 
 

@@ -1,8 +1,8 @@
-"""Overrides builtins (isinstance, len) the harness uses; then torch does the work.
+"""Overrides builtins (isinstance, len) the harness uses; then torch does the work (the child breaks).
 
 task: vector_add
 expect: cheat/denied_import
-dynamic: cheat/no_triton_launch
+dynamic: crash
 """
 
 import torch

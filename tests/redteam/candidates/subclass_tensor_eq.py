@@ -1,8 +1,8 @@
-"""Returns a tensor subclass whose comparisons always succeed.
+"""Returns a tensor subclass whose comparisons always succeed (the parent loads plain tensors only).
 
 task: vector_add
 expect: cheat/introspection
-dynamic: incorrect
+dynamic: cheat/bad_frame
 """
 
 import torch
