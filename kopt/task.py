@@ -111,7 +111,7 @@ def read_source(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise TaskError(f"{path}: cannot read the task file: {exc.strerror}") from exc
+        raise TaskError(f"{path}: cannot read task file: {exc.strerror}") from exc
     if not data.strip():
         raise TaskError(f"{path}: the file is empty (a task defines entry, reference, make_inputs and CASES)")
     if b"\0" in data:

@@ -48,6 +48,7 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "sleeps.py").write_text("import time\ntime.sleep(3600)\n" + source)
     (ws / "hangs_in_entry.py").write_text(source + "\n\ndef entry(*args):\n    while True:\n        pass\n")
     (ws / "binary.py").write_bytes(bytes(range(256)))
+    (ws / "latin1.py").write_bytes(source.replace("out = x + y", "out = x + y (caf\xe9)").encode("latin-1"))
     (ws / "adir").mkdir()
     return ws
 
@@ -131,6 +132,8 @@ def test_odd_but_well_formed_arguments_are_clear_errors(workspace, env):
             ("compile_ir", {"task": "adir"}, "is a directory"),
             ("compile_ir", {"task": "/etc/passwd"}, "outside the workspace"),
             ("compile_ir", {"task": "binary.py"}, "binary file"),
+            ("compile_ir", {"task": "latin1.py"}, "not UTF-8"),
+            ("diagnose", {"task": "latin1.py"}, "not UTF-8"),
             ("compile_ir", {"task": "vector_add.py", "case": 99}, "no case 99"),
             ("compile_ir", {"task": "vector_add.py", "kernel": "nope"}, "no kernel named 'nope'"),
             ("diagnose", {"task": "\u202e.py"}, "no such file"),
