@@ -21,6 +21,73 @@ CHECKOUTS = {name: os.environ.get(name) or os.environ.get(f"KOPT_{name}") for na
 CHECKOUTS = {name: Path(value).expanduser().resolve() if value else None for name, value in CHECKOUTS.items()}
 
 
+# The `slow` tests, which `make test-fast` leaves out: an index build, a Triton compile, a kopt CLI child (it
+# imports torch), interpreter runs or a toolchain. Chosen from `pytest --durations` on the shared 2-core CPU
+# machine (>= 2.5 s a test there); a whole module, or module::test with all its parameters. Listed here, not as
+# decorators, so that no test file has to change to move a test between the tiers.
+SLOW = {
+    # whole modules: every test (or the module's shared fixture) compiles, builds an index or runs the CLI
+    "test_ascend.py", "test_ascend_diagnose.py", "test_ask.py", "test_diagnose_cli.py", "test_diagnosis_cases.py",
+    "test_escalate.py", "test_harness_cli.py", "test_harness_compile.py", "test_harness_flush.py",
+    "test_index_retrieval.py", "test_ingest_building.py", "test_ingest_toolchain.py", "test_l3_attribution.py",
+    "test_llm_proposer.py", "test_llm_rerank.py", "test_mcp_server.py", "test_suite_ops.py",
+    # single tests in otherwise fast modules
+    "test_campaign.py::test_one_worker_per_gpu_runs_jobs_in_child_processes",
+    "test_campaign.py::test_campaign_resumes_after_kill_9",
+    "test_campaign.py::test_ray_sends_the_same_jobs_to_a_local_cluster",
+    "test_campaign.py::test_campaign_script_runs_phases_side_by_side_and_reports",
+    "test_cli_bad_input.py::test_ask_keeps_the_evidence_when_the_llm_is_unreachable",
+    "test_cli_bad_input.py::test_broken_task_files_are_one_line_each",
+    "test_cli_bad_input.py::test_task_file_without_py_suffix",
+    "test_cli_bad_input.py::test_unknown_targets_fail_in_one_line",
+    "test_config.py::test_cli_never_sends_the_users_key_to_the_workspaces_url",
+    "test_diagnose_report.py::test_report_of_the_example_reads_at_the_terminal_width",
+    "test_eval_report_arms.py::test_arms_can_be_the_groundings_of_one_campaign",
+    "test_eval_report_arms.py::test_cli_compares_two_arms_as_markdown_and_json",
+    "test_eval_report_arms.py::test_cli_says_which_arm_is_missing",
+    "test_harness_validate.py::test_a_broken_task_file_raises_task_error_and_a_broken_candidate_fails",
+    "test_harness_validate.py::test_a_candidate_that_ends_early_with_status_0_is_a_cheat_not_a_pass",
+    "test_harness_validate.py::test_an_exception_in_candidate_code_names_its_line",
+    "test_harness_validate.py::test_candidate_is_checked_against_the_tasks_reference",
+    "test_harness_validate.py::test_examples_pass_on_the_interpreter",
+    "test_harness_validate.py::test_interpreter_catches_a_planted_off_by_one",
+    "test_harness_validate.py::test_kernelbench_modelnew_matches_model_with_copied_weights",
+    "test_harness_validate.py::test_run_sandboxed_rejects_unknown_ops_without_raising",
+    "test_harness_validate.py::test_sandbox_ends_a_hanging_kernel_within_its_limit",
+    "test_harness_validate.py::test_sandbox_reports_a_segfault_as_a_crash",
+    "test_ingest_chunking.py::test_torch_only_query_embedding_matches_sentence_transformers",
+    "test_l1.py::test_interpreter_runs_the_scalar_loop_fixture",
+    "test_l3_readers.py::test_trajectory_names_the_passes_that_made_and_removed_conversions",
+    "test_passnotes.py::test_pipeline_order_matches_a_real_sm90_compile",
+    "test_recipes.py::test_autotune_makes_the_grid_follow_the_config_and_compiles",
+    "test_recipes.py::test_grouped_order_validates_through_the_interpreter",
+    "test_recipes.py::test_hoist_and_int32_compose_and_validate",
+    "test_recipes.py::test_persistent_grid_validates_through_the_interpreter",
+    "test_retrieval_eval.py::test_cli_end_to_end_on_real_index",
+    "test_retrieval_eval.py::test_cli_reports_bad_gold_in_one_line",
+    "test_rounds_store.py::test_kill_9_mid_round_then_resume",
+    "test_synthesize.py::test_synthesized_pattern_is_upserted_into_the_patterns_collection",
+    "test_task.py::test_cli_reports_a_bad_task_in_one_line_and_exit_1",
+    "test_toolchain.py::test_add_when_pip_cannot_reach_packages_says_so_and_keeps_the_log",
+    "test_toolchain.py::test_add_is_idempotent_on_a_ready_toolchain",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects, so `-m "not slow"` sees the marks
+def pytest_collection_modifyitems(config, items):
+    matched = set()
+    for item in items:
+        for key in (item.path.name, f"{item.path.name}::{item.originalname}"):
+            if key in SLOW:
+                item.add_marker(pytest.mark.slow)
+                matched.add(key)
+    if not any("::" in arg for arg in config.args):  # whole modules were collected: every entry must still name a test
+        collected = {item.path.name for item in items}
+        stale = sorted(key for key in SLOW - matched if key.split("::")[0] in collected)
+        if stale:
+            raise pytest.UsageError(f"tests/conftest.py SLOW names tests that do not exist: {', '.join(stale)}")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_kopt_home(tmp_path_factory):
     """Session-scoped so that session fixtures (an index built once) see the isolated settings too."""
