@@ -83,21 +83,30 @@ class EdgeBackend:
         return catalog
 
     def retire(self, names: list[str]) -> None:
-        """Delete collections no longer served, once no reader is in the middle of pinning them, and the free
-        views of every collection that is gone (a reader holding one removes it when it closes)."""
+        """Delete collections no longer served, and the free views of every collection that is gone.
+
+        Under the exclusive lock the collections are only renamed into trash/ (no pin is linking them then);
+        deleting files is slow, so it happens after readers may pin again. A reader still holding a view of a
+        retired collection removes it when it closes.
+        """
+        trash = self.root / "trash"
+        trash.mkdir(parents=True, exist_ok=True)
         with self._versions_lock(fcntl.LOCK_EX):
             for name in names:
-                self.drop(name)
-            readers = self.root / "readers"
-            for base in readers.iterdir() if readers.is_dir() else []:
-                if not (self.root / "collections" / base.name).is_dir():
-                    _remove_free_slots(base)
+                if (self.root / "collections" / name).is_dir():
+                    os.rename(self.root / "collections" / name, trash / f"{name}.{uuid.uuid4().hex[:8]}")
+        for path in trash.iterdir():  # with any left by a writer killed while deleting
+            shutil.rmtree(path, ignore_errors=True)
+        readers = self.root / "readers"
+        for base in readers.iterdir() if readers.is_dir() else []:
+            if not (self.root / "collections" / base.name).is_dir():
+                _remove_free_slots(base)
 
     @contextmanager
     def _versions_lock(self, mode: int):
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".versions.lock", "a") as fh:
-            fcntl.flock(fh, mode)  # held for milliseconds: a pin's hard links, a retire's deletes
+            fcntl.flock(fh, mode)  # held for milliseconds: a pin's hard links, a retire's renames
             yield
 
     @contextmanager
@@ -197,7 +206,7 @@ class EdgeBackend:
                 lock.close()
         view = base / str(slot)
         try:
-            if not (view.is_dir() and set(os.listdir(view / "segments")) == set(os.listdir(src / "segments"))):
+            if not _is_view_of(view, src):
                 shutil.rmtree(view, ignore_errors=True)  # none yet, or of an earlier collection of the same name
                 tmp = base / f".{slot}.tmp"
                 shutil.rmtree(tmp, ignore_errors=True)  # left by a reader killed while linking
@@ -297,16 +306,28 @@ class EdgeBackend:
         self._slots.clear()
 
 
+def _is_view_of(view: Path, src: Path) -> bool:
+    """Whether a slot holds a whole view of this very collection (segment folders are named by random uuids)."""
+    try:
+        return set(os.listdir(view / "segments")) == set(os.listdir(src / "segments"))
+    except OSError:
+        return False
+
+
 def _remove_free_slots(base: Path) -> None:
     """Remove the views under readers/<collection>/ that no reader holds, and the folder once it is empty."""
     for path in base.glob("*.lock"):
-        with open(path, "a") as lock:
+        try:
+            lock = open(path)  # not "a": a lock file another process just removed must stay removed
+        except FileNotFoundError:
+            continue
+        with lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue
             shutil.rmtree(base / path.stem, ignore_errors=True)
-            path.unlink()
+            path.unlink(missing_ok=True)
     if not any(base.glob("*.lock")):
         shutil.rmtree(base, ignore_errors=True)  # with any .N.tmp a reader killed while linking left
 

@@ -192,6 +192,18 @@ def test_readers_never_change_a_published_version(site):
     assert tree_digest(path) == before  # the engine's rewrites on open and close land in each reader's own view
 
 
+def test_a_dropped_corpus_stays_readable_to_its_readers_until_they_close(site):
+    index = open_index(Settings(index_path=site / "home" / "index"))
+    try:
+        dropped = kopt(site / "home", "index", "drop", "patterns")
+        assert dropped.returncode == 0, dropped.stderr
+        assert index.search(QUERY, corpus="patterns", k=1, mode="sparse")  # its files live on in the view
+    finally:
+        index.close()
+    root = site / "home" / "index"
+    assert not list((root / "collections").iterdir()) and views(site) == {} and not list((root / "trash").iterdir())
+
+
 def test_searches_during_a_reingest_see_old_then_new(site):
     old = served_version(site)
     kept = open_index(Settings(index_path=site / "home" / "index"))  # opened before the ingest, used after it
