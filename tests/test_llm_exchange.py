@@ -129,12 +129,22 @@ def test_a_changed_request_refuses_its_reply_and_a_reply_names_its_model(task, t
     assert res.returncode == 1 and f"resume it with --llm-exchange {ex}" in res.stderr
 
 
-def _sandbox_child_running() -> bool:
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _sandbox_child_running(ancestor: int) -> bool:
+    """Is a sandbox worker below `ancestor` (our kopt process) alive? Other tests on this machine may run theirs."""
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if b"kopt.harness.worker" in cmdline.read_bytes():
+            if b"kopt.harness.worker" not in (proc / "cmdline").read_bytes():
+                continue
+            pid = int(proc.name)
+            while pid > 1 and pid != ancestor:
+                pid = _ppid(pid)
+            if pid == ancestor:
                 return True
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
     return False
 
@@ -161,7 +171,7 @@ def test_kill_9_around_the_exchange_loses_no_round_and_reuses_no_reply(task, tmp
     # killed after consuming the reply, while its candidate runs in the sandbox
     proc = subprocess.Popen(KOPT + ["optimize", "--resume", run.run_id, "--llm-exchange", "ex"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    while not _sandbox_child_running() and time.monotonic() < deadline and proc.poll() is None:
+    while not _sandbox_child_running(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
