@@ -40,8 +40,9 @@ VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorre
                          "cheat": "rejected"}  # cheat: the integrity check or the harness caught a gamed result
 Event = Callable[[str, dict[str, Any]], None]
 # --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
-# progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round.
-POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4"}
+# progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round;
+# static: escalate as designed but without the profiler (no ncu: the source, the IR and the compiler only).
+POLICY_LEVEL = {"progressive": "auto", "profile-only": "L2", "always-deep": "L4", "static": "auto"}
 POLICIES = tuple(POLICY_LEVEL)
 GROUNDINGS = ("full", "none")  # what the LLM's prompt holds besides the kernel, its timings and the rounds
 
@@ -266,7 +267,7 @@ class Optimizer:
             policy = self.run_row.options.get("policy", "progressive")
             index = self.open_index()
             try:
-                diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed, failed=failed,
+                diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed and policy != "static", failed=failed,
                                 settings=self.settings, index=index)
             finally:
                 if index is not None:
@@ -558,7 +559,7 @@ def bench_times(task_path: Path, candidate: Path | None) -> dict[str, Any]:
     from kopt.harness.bench import bench
 
     try:
-        r = bench(task_path, candidate, timeout_s=600)
+        r = bench(task_path, candidate, timeout_s=600, validate_first=False)  # callers validate what they accept
     except KoptError as exc:
         return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
     if not r.ok:

@@ -33,6 +33,7 @@ RESERVE_S=${RESERVE_S:-60}
 WORKERS=${WORKERS:-12}
 GPUS=${GPUS:-1}
 WS=${WS:-/tmp/kopt-llm}
+POLICY=${POLICY:-progressive}  # static: diagnosis without ncu (the profiler's turns on the GPU cost the most)
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 # KOPT_SITE: kopt installed by evals/device/install.sh (kopt.index resolves); else the checkout
@@ -52,7 +53,7 @@ pids=()  # wait for these only: a bare `wait` would also wait for the log's tee
 for arm in $ARMS; do
   # timeout signals its whole process group: the arm's job children stop with it (their runs stay resumable)
   (cd "$WS" && timeout -k 10 "$LEFT" python3 -m kopt.cli eval suite --suite "$WS/suite" --ops "$OPS" --proposer llm \
-     --llm-exchange "$WS/exchange" --grounding "$arm" --campaign "$CAMPAIGN" --rounds "$ROUNDS" --gpus "$GPUS" \
+     --llm-exchange "$WS/exchange" --grounding "$arm" --campaign "$CAMPAIGN" --rounds "$ROUNDS" --policy "$POLICY" --gpus "$GPUS" \
      --workers-per-gpu "$WORKERS" --job-timeout "$LEFT" --json > "$WS/jobs-$arm.json" \
    || echo "   arm $arm: kopt eval suite exited $? (124: stopped at the budget; its runs stay resumable)") &
   pids+=($!)

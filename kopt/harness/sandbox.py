@@ -72,7 +72,7 @@ def run_with_channel(request: dict[str, Any], timeout_s: float, env: dict[str, s
     anything the child does; a timeout is a ChildRun with returncode None."""
     from kopt.harness.channel import read_frames
 
-    with tempfile.TemporaryFile() as channel, tempfile.TemporaryDirectory(prefix="kopt-sandbox-") as tmp:
+    with _channel_file() as channel, tempfile.TemporaryDirectory(prefix="kopt-sandbox-") as tmp:
         stderr_path = Path(tmp) / "stderr.txt"
         request = {**request, "channel_fd": channel.fileno()}
         child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
@@ -90,6 +90,13 @@ def run_with_channel(request: dict[str, Any], timeout_s: float, env: dict[str, s
         channel.seek(0)
         frames, note = read_frames(channel)
         return ChildRun(frames, returncode, _tail(stderr_path), elapsed, note)
+
+
+def _channel_file():
+    """An anonymous file in memory (memfd) where Linux has it: outputs of a GB or more never touch the disk."""
+    if hasattr(os, "memfd_create"):
+        return os.fdopen(os.memfd_create("kopt-channel"), "w+b")
+    return tempfile.TemporaryFile()
 
 
 def run_in_group(cmd: list[str], timeout: float, input: str | None = None, **popen: Any) -> subprocess.CompletedProcess:

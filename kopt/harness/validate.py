@@ -354,7 +354,7 @@ def compare(got: Any, expected: Any, tolerance) -> dict[str, Any]:
                     "reason": f"{label}: got {tuple(g.shape)} {g.dtype}, expected {tuple(e.shape)} {e.dtype}"}
         atol, rtol = tolerance(str(e.dtype).removeprefix("torch."))
         result.update(atol=atol, rtol=rtol)
-        gd, ed = g.detach().double().cpu(), e.detach().double().cpu()
+        gd, ed = g.detach().to(_compare_device(), torch.float64), e.detach().to(_compare_device(), torch.float64)
         finite = torch.isfinite(ed)
         stray = ~torch.isfinite(gd) & finite
         if stray.any():
@@ -379,6 +379,13 @@ def compare(got: Any, expected: Any, tolerance) -> dict[str, Any]:
                     "reason": f"{label}: {int(bad.sum())} of {bad.numel()} elements outside atol={atol:g} rtol={rtol:g}; "
                               f"worst at {worst}: got {gd[worst].item():.6g}, expected {ed[worst].item():.6g}"}
     return result
+
+
+def _compare_device() -> str:
+    """Compare on the GPU when the parent has one: float64 over GBs of outputs is slow on a busy CPU."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _index(flat_or_nd, shape=None) -> tuple[int, ...]:
