@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -28,11 +29,11 @@ CHECKOUTS = {name: Path(value).expanduser().resolve() if value else None for nam
 SLOW = {
     # whole modules: every test (or the module's shared fixture) compiles, builds an index or runs the CLI
     "test_ascend.py", "test_ascend_diagnose.py", "test_ask.py", "test_diagnose_cli.py", "test_diagnosis_cases.py",
-    "test_escalate.py", "test_harness_cli.py", "test_harness_compile.py", "test_harness_flush.py",
-    "test_index_retrieval.py", "test_ingest_building.py", "test_ingest_toolchain.py", "test_l3_attribution.py",
-    "test_llm_proposer.py", "test_llm_rerank.py", "test_mcp_server.py", "test_suite_ops.py",
+    "test_harness_cli.py", "test_harness_compile.py", "test_harness_flush.py",
+    "test_index_concurrency.py", "test_index_retrieval.py", "test_ingest_building.py", "test_ingest_toolchain.py",
+    "test_l3_attribution.py", "test_llm_exchange.py", "test_llm_proposer.py", "test_llm_rerank.py", "test_mcp_fuzz.py",
+    "test_mcp_server.py", "test_suite_ops.py",
     # single tests in otherwise fast modules
-    "test_campaign.py::test_one_worker_per_gpu_runs_jobs_in_child_processes",
     "test_campaign.py::test_campaign_resumes_after_kill_9",
     "test_campaign.py::test_ray_sends_the_same_jobs_to_a_local_cluster",
     "test_campaign.py::test_campaign_script_runs_phases_side_by_side_and_reports",
@@ -40,8 +41,15 @@ SLOW = {
     "test_cli_bad_input.py::test_broken_task_files_are_one_line_each",
     "test_cli_bad_input.py::test_task_file_without_py_suffix",
     "test_cli_bad_input.py::test_unknown_targets_fail_in_one_line",
+    "test_cli_grammar.py::test_a_failed_validation_under_json_is_one_document_with_the_error",
+    "test_cli_grammar.py::test_doctor_lists_what_kopt_runs_with",
+    "test_cli_grammar.py::test_json_output_is_one_object_with_schema",
     "test_config.py::test_cli_never_sends_the_users_key_to_the_workspaces_url",
+    "test_containment.py::test_a_flood_of_output_is_capped_and_costs_the_parent_little_memory",
+    "test_containment.py::test_a_timeout_kills_the_whole_tree_and_reraises",
+    "test_containment.py::test_kopt_validate_json_says_which_sandbox_ran",
     "test_diagnose_report.py::test_report_of_the_example_reads_at_the_terminal_width",
+    "test_escalate.py::test_goes_to_l3_then_l4_when_the_l3_hypothesis_failed",
     "test_eval_report_arms.py::test_arms_can_be_the_groundings_of_one_campaign",
     "test_eval_report_arms.py::test_cli_compares_two_arms_as_markdown_and_json",
     "test_eval_report_arms.py::test_cli_says_which_arm_is_missing",
@@ -58,11 +66,18 @@ SLOW = {
     "test_ingest_chunking.py::test_torch_only_query_embedding_matches_sentence_transformers",
     "test_l1.py::test_interpreter_runs_the_scalar_loop_fixture",
     "test_l3_readers.py::test_trajectory_names_the_passes_that_made_and_removed_conversions",
+    "test_optimize.py::test_best_kernel_goes_into_a_folder_that_does_not_exist_yet",
+    "test_optimize.py::test_cli_errors_are_one_line",
+    "test_optimize.py::test_fastest_variant_that_fails_validation_loses_to_the_next",
+    "test_optimize.py::test_llm_prompt_holds_the_per_case_times_and_roofline_from_round_1",
+    "test_optimize.py::test_timed_loop_keeps_the_best_writes_it_and_reports",
     "test_passnotes.py::test_pipeline_order_matches_a_real_sm90_compile",
     "test_recipes.py::test_autotune_makes_the_grid_follow_the_config_and_compiles",
     "test_recipes.py::test_grouped_order_validates_through_the_interpreter",
     "test_recipes.py::test_hoist_and_int32_compose_and_validate",
     "test_recipes.py::test_persistent_grid_validates_through_the_interpreter",
+    "test_redteam.py::test_the_dynamic_layer_alone_still_rejects",
+    "test_redteam.py::test_validate_rejects_every_cheat_and_accepts_legit_rewrites",
     "test_retrieval_eval.py::test_cli_end_to_end_on_real_index",
     "test_retrieval_eval.py::test_cli_reports_bad_gold_in_one_line",
     "test_rounds_store.py::test_kill_9_mid_round_then_resume",
@@ -84,8 +99,9 @@ def pytest_collection_modifyitems(config, items):
     if not any("::" in arg for arg in config.args):  # whole modules were collected: every entry must still name a test
         collected = {item.path.name for item in items}
         stale = sorted(key for key in SLOW - matched if key.split("::")[0] in collected)
-        if stale:
-            raise pytest.UsageError(f"tests/conftest.py SLOW names tests that do not exist: {', '.join(stale)}")
+        if stale:  # a warning, not an error: a renamed test only moves to the fast tier
+            warnings.warn(pytest.PytestConfigWarning(f"tests/conftest.py SLOW names tests that do not exist: "
+                                                     f"{', '.join(stale)}"))
 
 
 @pytest.fixture(autouse=True, scope="session")
