@@ -16,10 +16,13 @@ import pytest
 
 from kopt.config import kopt_home
 
-# Read before the session clears KOPT_* and changes directory: `make eval-data TRITON_SRC=DIR`
-# (KOPT_TRITON_SRC, which `kopt ingest triton` reads, names one too).
-CHECKOUTS = {name: os.environ.get(name) or os.environ.get(f"KOPT_{name}") for name in ("TRITON_SRC", "TRITON_ASCEND_SRC")}
-CHECKOUTS = {name: Path(value).expanduser().resolve() if value else None for name, value in CHECKOUTS.items()}
+def _env_path(name: str) -> Path | None:
+    """`make eval-data TRITON_SRC=DIR`; KOPT_TRITON_SRC, which `kopt ingest triton` reads, names one too."""
+    value = os.environ.get(name) or os.environ.get(f"KOPT_{name}")
+    return Path(value).expanduser().resolve() if value else None
+
+
+CHECKOUTS = {name: _env_path(name) for name in ("TRITON_SRC", "TRITON_ASCEND_SRC")}  # before the session clears KOPT_*
 
 
 # The `slow` tests, which `make test-fast` leaves out: an index build, a Triton compile, a kopt CLI child (it
