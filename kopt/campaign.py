@@ -289,7 +289,8 @@ def run_job(job: Job) -> dict[str, Any]:
         # torch eager / torch.compile are timed once per operator: by the full arm's run on its first call (a later
         # call of the LLM campaign has the least time to spare), else when a run is done; others reuse them
         first_arm = run.status == "waiting" and job.grounding == "full" and not run.options.get("references")
-        if run.timing.get("available") and (run.status == "done" or first_arm):
+        wanted = os.environ.get("KOPT_SUITE_REFERENCES", "1") != "0"  # 0: a short GPU call leaves them out
+        if wanted and run.timing.get("available") and (run.status == "done" or first_arm):
             extra["references"] = run.options.get("references") or known_references(store, run) or measure_references(
                 Path(run.task_path), store.root / "work" / run.run_id)
         store.set_status(run.run_id, run.status, run.stop_reason, {**run.options, **extra})

@@ -603,6 +603,37 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
     return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
 
 
+def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
+    """A run started without a GPU and resumed on one: time its initial kernel now, so the rounds to come are
+    timed against it (untimed rounds stay untimed). Runs of the same task in the store (the other arm of an
+    ablation) share one measurement, taken under a lock."""
+    import fcntl
+
+    timed, reason = timing_available()
+    if run.timing.get("available") or not timed:
+        return run
+    lock = store.root / "work" / f"baseline-{run.task_hash[:16]}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        twin = next((r for r in store.runs() if r.task_hash == run.task_hash and r.timing.get("available")
+                     and r.initial.get("bench")), None)
+        if twin is not None:
+            baseline, bench = twin.baseline, twin.initial["bench"]
+            roofline = [b["roofline"] for b in bench]
+        else:
+            emit("phase", {"n": 0, "phase": "timing the initial kernel (the run started without a GPU)"})
+            t = bench_times(Path(run.task_path), None)
+            if not t["ok"]:
+                raise KoptError(f"{run.task_path}: timing the task's own kernel failed: {t['message']}")
+            baseline, roofline = t["times"], t["roofline"]
+            bench = [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
+        timing = {"available": True, "reason": reason, "roofline": [x for x in roofline if x is not None],
+                  "from_run": twin.run_id if twin else None}
+        store.set_baseline(run.run_id, baseline, timing, {**run.initial, "bench": bench})
+    return store.run(run.run_id)
+
+
 def _need_llm(options: dict[str, Any], settings: Any) -> None:
     recorded = options.get("llm_exchange")
     if recorded and not settings.llm_provider and options["proposer"] != "recipes":
@@ -666,7 +697,7 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
             if settings.llm_provider:  # the LLM this resume answers with (the exchange folder, or a live one)
                 options["llm_exchange"] = exchange
             store.set_status(run.run_id, "running", None, options)
-            run = store.run(run.run_id)
+            run = time_untimed_baseline(store, store.run(run.run_id), emit)
         else:
             task_path = Path(task).resolve()
             options = {**(tags or {}), "rounds": rounds or 5, "minutes": minutes, "proposer": proposer or "auto",

@@ -189,3 +189,28 @@ def test_patterns_for_a_finding_follow_the_diagnosis_then_the_recorded_win_rate(
     assert ordered[0] == "persistent_grid" and ordered[-1] == "balance_tail_wave"
     ranked = Finding("low_occupancy", "L1", "grid of one program", patterns=["scale_grid_with_problem"])
     assert pattern_order(ranked, catalog)[:2] == ["scale_grid_with_problem", "persistent_grid"]
+
+
+def test_a_run_started_without_a_gpu_is_timed_when_resumed_on_one(tmp_path, monkeypatch):
+    """Start untimed (no GPU), resume with a GPU: the initial kernel is timed once, and a second run of the same
+    task (the other arm of an ablation) takes that measurement instead of timing it again."""
+    import kopt.optimize
+    from kopt.config import load_settings
+    from kopt.optimize import start_run, time_untimed_baseline
+    from kopt.rounds.store import RoundsStore
+
+    task = tmp_path / "vector_add.py"
+    shutil.copy(ROOT / "examples/vector_add.py", task)
+    store = RoundsStore(load_settings(tmp_path).state_dir)
+    runs = [start_run(task, store, {"rounds": 1, "proposer": "recipes", "grounding": g}, lambda *a: None)
+            for g in ("full", "none")]
+    assert not runs[0].timing["available"] and runs[0].baseline == [None] * len(runs[0].baseline)
+    assert time_untimed_baseline(store, runs[0], lambda *a: None).timing["available"] is False  # still no GPU
+    benched = []
+    monkeypatch.setattr(kopt.optimize, "timing_available", lambda: (True, "fake GPU clock (test)"))
+    monkeypatch.setattr(kopt.optimize, "bench_times", lambda t, c: benched.append(t) or fake_bench(t, c))
+    first = time_untimed_baseline(store, runs[0], lambda *a: None)
+    second = time_untimed_baseline(store, runs[1], lambda *a: None)
+    assert len(benched) == 1 and first.baseline == second.baseline == fake_bench(task, None)["times"]
+    assert second.timing["from_run"] == first.run_id and second.initial["bench"] == first.initial["bench"]
+    store.close()

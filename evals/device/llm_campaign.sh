@@ -37,7 +37,7 @@ POLICY=${POLICY:-progressive}  # static: diagnosis without ncu (the profiler's t
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 # KOPT_SITE: kopt installed by evals/device/install.sh (kopt.index resolves); else the checkout
-export HF_HUB_OFFLINE=1 KOPT_HOME=$WS/home PYTHONPATH="${KOPT_SITE:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}"
+export HF_HUB_OFFLINE=1 KOPT_HOME=${KOPT_HOME_DIR:-$WS/home} PYTHONPATH="${KOPT_SITE:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}"
 helper() { python3 "$ROOT/evals/device/llm_campaign.py" "$@"; }
 
 # a fresh workspace: the suite at a fixed path (a resumed run checks its task file), the carried store and exchange

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from kopt.config import kopt_home
@@ -62,19 +63,39 @@ def device_key() -> str:
     return f"{props.name}|sm_{props.major}{props.minor}|torch {torch.__version__}"
 
 
+def _cache_paths() -> list[Path]:
+    """Where the table may live: KOPT_HOME, then in the Triton cache (the one place a sandboxed child may write)."""
+    paths = [kopt_home() / "ceilings.json"]
+    if os.environ.get("TRITON_CACHE_DIR"):
+        paths.append(Path(os.environ["TRITON_CACHE_DIR"]) / "kopt-ceilings.json")
+    return paths
+
+
 def get_ceilings(refresh: bool = False) -> dict[str, Any]:
     """Cached per device in KOPT_HOME/ceilings.json; measured (a few seconds) on first use."""
-    path = kopt_home() / "ceilings.json"
-    try:
-        table = json.loads(path.read_text())
-    except (OSError, ValueError):
-        table = {}
     key = device_key()
-    if refresh or key not in table:
-        table[key] = measure_ceilings()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(table, f, indent=2)
-        os.replace(tmp, path)
-    return {"device": key, **table[key]}
+    paths = _cache_paths()
+    for path in paths:
+        try:
+            table = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if key in table and not refresh:
+            return {"device": key, **table[key]}
+    measured = measure_ceilings()
+    for path in paths:  # the first that can be written keeps it; none writable costs a re-measure next time
+        try:
+            table = json.loads(path.read_text()) if path.is_file() else {}
+        except (OSError, ValueError):
+            table = {}
+        table[key] = measured
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                json.dump(table, f, indent=2)
+            os.replace(tmp, path)
+            break
+        except OSError:
+            continue
+    return {"device": key, **measured}

@@ -194,6 +194,12 @@ class RoundsStore:
                             list(row.values()))
         return run
 
+    def set_baseline(self, run_id: str, baseline: list, timing: dict[str, Any], initial: dict[str, Any]) -> None:
+        """Time a run's initial kernel after the fact (a run started without a GPU, resumed on one)."""
+        with self._guard("set baseline"):
+            self.db.execute("UPDATE runs SET baseline = ?, timing = ?, initial = ? WHERE run_id = ?",
+                            (json.dumps(baseline), json.dumps(timing), json.dumps(initial), run_id))
+
     def set_status(self, run_id: str, status: str, stop_reason: str | None = None,
                    options: dict[str, Any] | None = None) -> None:
         with self._guard("update run"):
