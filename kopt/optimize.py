@@ -657,8 +657,10 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
              proposer: str | None = None, model: str | None = None, resume: str | None = None,
              out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
              policy: str | None = None, tags: dict[str, Any] | None = None, grounding: str | None = None,
-             llm_exchange: str | Path | None = None) -> dict[str, Any]:
+             llm_exchange: str | Path | None = None, more: int | None = None) -> dict[str, Any]:
     """Optimize a task (or --resume a run) and return the run summary; see the module docstring.
+    `more` (with `resume`) runs that many rounds beyond the run's committed ones; `rounds` is a total.
+    Ctrl-C (KeyboardInterrupt) marks the run `interrupted`, resumable, and propagates.
     `policy` is a POLICY_LEVEL key; `tags` (e.g. campaign, op, family) are kept in the run's options;
     `grounding` is a GROUNDINGS value (kept in the run; a resumed run keeps its own); `llm_exchange` a folder."""
     if policy is not None and policy not in POLICY_LEVEL:
@@ -690,6 +692,8 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
             if grounding is not None and grounding != run.options.get("grounding", "full"):
                 raise KoptError(f"run {run.run_id} has grounding {run.options.get('grounding', 'full')}; an arm "
                                 "cannot change mid-run (start a new run)")
+            if more is not None:
+                rounds = len(store.rounds(run.run_id)) + more
             options = {**run.options, **{k: v for k, v in (("rounds", rounds), ("minutes", minutes),
                                                            ("proposer", proposer), ("policy", policy))
                                            if v is not None}}
@@ -705,6 +709,11 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
                        "llm_exchange": exchange}
             _need_llm(options, settings)
             run = start_run(task_path, store, options, emit)
-        return Optimizer(task_path, settings, store, run, emit, Path(out).resolve() if out else None).run()
+        optimizer = Optimizer(task_path, settings, store, run, emit, Path(out).resolve() if out else None)
+        try:
+            return optimizer.run()
+        except KeyboardInterrupt:  # the committed rounds stay; --resume goes on from the last one
+            store.set_status(run.run_id, "interrupted", "interrupted (Ctrl-C)")
+            raise
     finally:
         store.close()

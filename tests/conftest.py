@@ -74,6 +74,7 @@ SLOW = {
     "test_optimize.py::test_fastest_variant_that_fails_validation_loses_to_the_next",
     "test_optimize.py::test_llm_prompt_holds_the_per_case_times_and_roofline_from_round_1",
     "test_optimize.py::test_timed_loop_keeps_the_best_writes_it_and_reports",
+    "test_optimize_interrupt.py::test_ctrl_c_marks_the_run_interrupted_and_more_adds_rounds",
     "test_passnotes.py::test_pipeline_order_matches_a_real_sm90_compile",
     "test_recipes.py::test_autotune_makes_the_grid_follow_the_config_and_compiles",
     "test_recipes.py::test_grouped_order_validates_through_the_interpreter",

@@ -32,20 +32,23 @@ def rounds_table(rounds: list[dict[str, Any]], title: str) -> Table:
 
 
 class LiveView:
-    """Receives the loop's events and redraws the rounds table plus the current phase."""
+    """Receives the loop's events and redraws the rounds table plus the current phase (draw=False, under --json:
+    only remembers the run, for the resume line after Ctrl-C)."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, draw: bool = True):
         self.console, self.rounds, self.phase, self.title = console, [], "starting", "kopt optimize"
+        self.draw, self.run_id = draw, None
         self.live = Live(self.render(), console=console, refresh_per_second=4, transient=False)
 
     def render(self) -> Group:
         return Group(rounds_table(self.rounds, self.title), Text(self.phase, style="dim"))
 
     def __call__(self, kind: str, data: dict[str, Any]) -> None:
-        if not self.live.is_started:  # started by the first event, so a bad task is one error line, no empty table
+        if self.draw and not self.live.is_started:  # at the first event: a bad task is one error line, no table
             self.live.start()
         if kind == "run":
             run = data["run"]
+            self.run_id = run["run_id"]
             self.title = f"kopt optimize {Path(run['task_path']).name}  run {run['run_id']}"
             self.rounds = []
         elif kind == "phase":
@@ -67,6 +70,8 @@ class LiveView:
               help="Deterministic recipes, the LLM, or recipes first then the LLM when one is configured (default).")
 @click.option("--model", default=None, help="LLM model (overrides llm_model from settings).")
 @click.option("--resume", "resume", default=None, metavar="RUN", help="Continue a run from its last committed round.")
+@click.option("--more", type=click.IntRange(1, 1000), default=None, metavar="N",
+              help="With --resume: N rounds beyond those the run has (--rounds there is the run's total).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the best kernel (default: TASK_kopt.py next to the task).")
 @click.option("--grounding", type=click.Choice(["full", "none"]), default=None,
@@ -77,26 +82,34 @@ class LiveView:
                                   "(DIR/<id>.reply.md); a run without its replies stops `waiting`.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (no live view).")
 def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, proposer: str | None,
-                 model: str | None, resume: str | None, out: Path | None, grounding: str | None,
+                 model: str | None, resume: str | None, more: int | None, out: Path | None, grounding: str | None,
                  llm_exchange: Path | None, as_json: bool) -> None:
     """Optimize TASK in auditable, resumable rounds: diagnose, propose one candidate, validate, time, record."""
     from kopt.optimize import optimize
 
+    if more is not None and not resume:
+        raise click.UsageError("--more needs --resume RUN")
+    if more is not None and rounds is not None:
+        raise click.UsageError("give either --rounds (the run's total) or --more (rounds beyond those it has)")
     kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out,
-                  grounding=grounding, llm_exchange=llm_exchange)
-    if as_json:
-        from kopt.cli import emit_json
-
-        emit_json(optimize(task, **kwargs))
-        return
-    from kopt.cli import console as rich_console
+                  grounding=grounding, llm_exchange=llm_exchange, more=more)
+    from kopt.cli import console as rich_console, emit_json
 
     console = rich_console()
-    view = LiveView(console)
+    view = LiveView(console, draw=not as_json)
     try:
         summary = optimize(task, on_event=view, **kwargs)
+    except KeyboardInterrupt:
+        view.live.stop()
+        if view.run_id:
+            click.echo(f"run {view.run_id} interrupted; its committed rounds are kept. Resume: "
+                       f"kopt optimize --resume {view.run_id} (--more N for N more rounds)", err=True)
+        raise
     finally:
         view.live.stop()
+    if as_json:
+        emit_json(summary)
+        return
     console.line()
     if summary["status"] == "waiting":
         console.print(f"[bold]waiting[/]: {len(summary['waiting'])} LLM request(s) wait for a reply:")
