@@ -85,7 +85,7 @@ class Run:
     task_path: str
     task_hash: str  # artifact hash of the task source at the start
     created: float
-    status: str  # running | waiting (for prompt-exchange replies) | done | stopped | failed
+    status: str  # running | waiting (for prompt-exchange replies) | interrupted (Ctrl-C; resumable) | done | stopped | failed
     stop_reason: str | None
     options: dict[str, Any]  # rounds, minutes, proposer, model, policy, grounding, llm_exchange, tags: for --resume
     baseline: list[float | None]  # the initial kernel's ms per case (None when untimed)
