@@ -19,10 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from llama_index.core.base.llms.types import (ChatMessage, ChatResponse, CompletionResponse,
-                                              CompletionResponseGen, LLMMetadata)
-from llama_index.core.llms import CustomLLM
-
 from kopt.errors import KoptError
 from kopt.llm import REPLY_FORMAT, ExchangeWaiting
 
@@ -110,15 +106,11 @@ class Exchange:
         return ExchangeReply(model, text, rid, as_json, reply)
 
 
-class ExchangeLLM(CustomLLM):
-    """The exchange as a llama-index LLM, so every caller (ask, rerank, the proposer) can use it."""
+class ExchangeChat:
+    """The exchange as the proposer needs it: files only, so it works where llama-index is not installed."""
 
-    exchange_dir: str
-    model: str = "exchange"  # the model the request asks for (llm_model); the reply names the one that answered
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name=self.model, is_chat_model=True, context_window=200000, num_output=8192)
+    def __init__(self, exchange_dir: str, model: str = "exchange"):
+        self.exchange_dir, self.model = exchange_dir, model
 
     @property
     def exchange(self) -> Exchange:
@@ -133,14 +125,3 @@ class ExchangeLLM(CustomLLM):
             on_request(request, self.exchange.paths(request["id"])[2])
         self.exchange.write(request)
         return self.exchange.ask(request)
-
-    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        reply = self.exchange_chat([{"role": m.role.value, "content": m.content or ""} for m in messages])
-        return ChatResponse(message=ChatMessage(role="assistant", content=reply.text), raw={"model": reply.model})
-
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        reply = self.exchange_chat([{"role": "user", "content": prompt}])
-        return CompletionResponse(text=reply.text, raw={"model": reply.model})
-
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
-        yield self.complete(prompt, formatted, **kwargs)

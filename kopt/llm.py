@@ -33,10 +33,14 @@ def make_llm(settings: Any) -> Any | None:
     if provider == "exchange":
         if not settings.llm_exchange_dir:
             raise KoptError("llm_provider exchange needs llm_exchange_dir (--llm-exchange DIR, or [llm] exchange_dir)")
-        from kopt.exchange import ExchangeLLM
+        folder, model = str(Path(settings.llm_exchange_dir).resolve()), settings.llm_model or "exchange"
+        try:
+            from kopt.exchange_llm import ExchangeLLM
+        except ImportError:  # no llama-index: the proposer still works (it needs only the files)
+            from kopt.exchange import ExchangeChat
 
-        return ExchangeLLM(exchange_dir=str(Path(settings.llm_exchange_dir).resolve()),
-                           model=settings.llm_model or "exchange")
+            return ExchangeChat(folder, model)
+        return ExchangeLLM(exchange_dir=folder, model=model)
     if not settings.llm_model:
         raise KoptError(f"llm_provider {provider} needs llm_model (KOPT_LLM_MODEL or [llm] model in kopt.toml)")
     try:
