@@ -288,3 +288,22 @@ def test_kopt_validate_json_says_which_sandbox_ran(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["sandbox"] == containment.describe()
+
+
+def test_the_gpu_lock_file_is_shared_with_the_sandbox(mode, tmp_path, monkeypatch):
+    """Measuring processes take turns through KOPT_GPU_LOCK (gpulock.py): the child must be able to lock that
+    very file, also where /tmp is hidden (the H200 campaign's bench children failed on it, read-only)."""
+    lock = Path("/tmp") / f"{MARKER}-gpu.lock"
+    monkeypatch.setenv("KOPT_GPU_LOCK", str(lock))
+    seen = _seen(_hostile(tmp_path, """
+        import fcntl
+        with open(os.environ["KOPT_GPU_LOCK"], "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.write("child")
+            seen.append("locked")
+    """))
+    try:
+        assert seen.split() == ["locked"], seen
+        assert lock.read_text().endswith("child")  # the same file as the parent's, not a private copy
+    finally:
+        lock.unlink(missing_ok=True)

@@ -216,6 +216,10 @@ def _wrap(cmd: list[str], files: Files, scratch: str, cache: Path, cwd: str) -> 
     for path in dict.fromkeys([*files.writable, str(cache), scratch]):
         Path(path).mkdir(parents=True, exist_ok=True)
         argv += ["--bind", path, path]
+    lock = os.environ.get("KOPT_GPU_LOCK")  # measuring processes take turns through this one file (gpulock.py)
+    if lock:
+        Path(lock).touch()
+        argv += ["--bind", lock, lock]
     for folder in hidden:
         argv += ["--remount-ro", folder]  # an empty tmpfs: what was written there would only look like an escape
     return argv + ["--chdir", cwd if visible else scratch, "--", *cmd]
