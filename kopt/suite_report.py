@@ -201,13 +201,14 @@ def bootstrap_geomean(ratios: list[float], *, seed: int = 0, resamples: int = 10
 
 def compare_arms(a: list[OperatorResult], b: list[OperatorResult], *, seed: int = 0,
                  resamples: int = 10000) -> dict[str, Any]:
-    """Per operator timed in both arms: both final speedups over the initial kernel and their ratio a/b;
-    then the geomean ratio with its bootstrap interval, and wins (a better by > 2%), losses and ties."""
+    """Per operator timed in both arms, each with at least one candidate tried: both final speedups over the
+    initial kernel and their ratio a/b; then the geomean ratio with its bootstrap interval, and wins (a better
+    by > 2%), losses and ties. An arm that tried nothing yet is no evidence for either side, not a tie."""
     by_a, by_b = {r.op: r for r in a}, {r.op: r for r in b}
     pairs = []
     for op in sorted(set(by_a) & set(by_b)):
         ra, rb = by_a[op], by_b[op]
-        if ra.speedup is None or rb.speedup is None:
+        if ra.speedup is None or rb.speedup is None or not ra.rounds or not rb.rounds:
             continue
         ratio = ra.speedup / rb.speedup
         verdict = "tie" if abs(math.log(ratio)) <= math.log(1 + TIE) else ("win" if ratio > 1 else "loss")
@@ -222,7 +223,7 @@ def compare_arms(a: list[OperatorResult], b: list[OperatorResult], *, seed: int 
         "ci95": list(bootstrap_geomean(ratios, seed=seed, resamples=resamples)) if ratios else None,
         "seed": seed, "resamples": resamples,
         "wins": verdicts["win"], "losses": verdicts["loss"], "ties": verdicts["tie"],
-        "untimed": sorted(op for op in set(by_a) & set(by_b) if op not in {p["op"] for p in pairs}),
+        "untimed": sorted(op for op in set(by_a) & set(by_b) if op not in {p["op"] for p in pairs}),  # or untried
         "only_a": sorted(set(by_a) - set(by_b)), "only_b": sorted(set(by_b) - set(by_a)),
     }
 
@@ -445,7 +446,7 @@ def compare_markdown(names: tuple[str, str], cmp: dict[str, Any]) -> str:
         parts.append(f"Geomean {a} / {b}: **{cmp['geomean_ratio']:.3f}** (95% bootstrap interval {lo:.3f}-{hi:.3f} "
                      f"over {cmp['operators']} operators, {cmp['resamples']} resamples, seed {cmp['seed']}); "
                      f"{a} better on {cmp['wins']}, worse on {cmp['losses']}, ties (within {TIE:.0%}) {cmp['ties']}.")
-    left = [f"untimed in an arm: {', '.join(cmp['untimed'])}" if cmp["untimed"] else "",
+    left = [f"untimed or no candidate tried in an arm: {', '.join(cmp['untimed'])}" if cmp["untimed"] else "",
             f"only in {a}: {', '.join(cmp['only_a'])}" if cmp["only_a"] else "",
             f"only in {b}: {', '.join(cmp['only_b'])}" if cmp["only_b"] else ""]
     if any(left):

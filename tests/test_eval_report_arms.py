@@ -121,6 +121,14 @@ def test_within_two_percent_is_a_tie_either_way(results):
     assert [verdict(2 * f) for f in (1.019, 1 / 1.019, 1.021, 1 / 1.021)] == ["tie", "tie", "win", "loss"]
 
 
+def test_an_arm_that_tried_nothing_is_no_tie(results):
+    """A timed baseline with no candidate yet (a job cut short) is 1.00x, and would pass for a tie."""
+    base = results["none"][0]
+    untried = replace(base, speedup=1.0, rounds=0)
+    cmp = compare_arms([untried], [replace(base, speedup=1.0)])
+    assert cmp["pairs"] == [] and cmp["untimed"] == [base.op]
+
+
 def _kopt(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "KOPT_HOME": str(cwd / "home"), "HF_HUB_OFFLINE": "1"}
     return subprocess.run([sys.executable, "-m", "kopt.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
