@@ -118,3 +118,17 @@ def test_optimize_with_the_llm_records_candidates_failures_and_transcripts(repla
     # the second prompt carries the first round's failure
     assert "proposer_error" in server.requests[-1]["messages"][1]["content"]
     assert summary["out"] is None  # nothing validated faster: nothing written
+
+
+def test_a_reply_whose_last_code_block_is_never_closed_is_still_read():
+    """A reply that ends inside its code block (cut off, or the model forgot the fence): the block runs to the end.
+    A reply with no fence at all is still unusable."""
+    from kopt.rewrite.llm import parse_reply
+
+    current = (ROOT / "examples" / "vector_add.py").read_text()
+    changed = current.replace("BLOCK_SIZE=1024", "BLOCK_SIZE=2048")
+    assert changed != current
+    source, summary = parse_reply(f"Change: bigger blocks\n```python\n{changed}", current)
+    assert source.strip() == changed.strip() and summary == "bigger blocks"
+    with pytest.raises(ValueError, match="no ```python code block"):
+        parse_reply(f"Change: bigger blocks\n{changed}", current)

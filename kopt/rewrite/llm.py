@@ -120,6 +120,8 @@ def build_prompt(source: str, perf: dict[str, Any], history: list[dict[str, Any]
 def parse_reply(text: str, current: str) -> tuple[str, str]:
     """(source, summary) from a reply, or ValueError saying what is wrong with it."""
     blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text, re.S)
+    if not blocks:  # a reply cut off (or never closed) after its last fence: the rest of it is the block
+        blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*)\Z", text, re.S)
     if not blocks:
         raise ValueError("no ```python code block in the reply")
     source = max(blocks, key=len).rstrip() + "\n"
