@@ -146,24 +146,29 @@ def diff_cmd(run_id: str, a: str, b: str, as_json: bool) -> None:
 @runs_cmd.command("report")
 @click.argument("run_id", metavar="RUN")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write a self-contained HTML page with plots.")
+              help="Also write a self-contained HTML page (log-scale speedup charts, diffs; no scripts).")
+@click.option("--md", "md_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the Markdown to this file instead of printing it.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def report_cmd(run_id: str, html_path: Path | None, as_json: bool) -> None:
-    """The run as Markdown (and, with --html, a page with speedup, level and per-case plots)."""
-    from kopt.rounds.report import markdown, write_html
+def report_cmd(run_id: str, html_path: Path | None, md_path: Path | None, as_json: bool) -> None:
+    """The run as Markdown (and, with --html, a page): per-case speedups on a log scale, regressions
+    flagged, each round's evidence and its candidate's diff against the initial kernel."""
+    from kopt.rounds.report import build, html_page, markdown, write
 
     store = _store()
-    run = store.run(run_id)
-    rounds = store.rounds(run.run_id)
-    cases = run.initial.get("cases") or [{"case": i} for i in range(len(run.baseline))]
-    text = markdown(run, rounds, cases)
+    report = build(store, store.run(run_id))
+    text = markdown(report)
+    if md_path:
+        write(md_path, text)
     if html_path:
-        try:
-            write_html(html_path, run, rounds, cases)
-        except OSError as exc:
-            raise KoptError(f"{html_path}: cannot write the HTML report: {exc.strerror}") from exc
+        write(html_path, html_page(report))
     if as_json:
-        return emit_json({"run_id": run.run_id, "markdown": text, "html": str(html_path) if html_path else None})
-    click.echo(text)
+        regressions = {v.round.n: [c.label for c in v.regressions] for v in report.views if v.regressions}
+        return emit_json({"run_id": report.run.run_id, "markdown": text, "md": str(md_path) if md_path else None,
+                          "html": str(html_path) if html_path else None, "regressions": regressions})
+    if md_path:
+        click.echo(f"Markdown report: {md_path}")
+    else:
+        click.echo(text)
     if html_path:
         click.echo(f"HTML report: {html_path}")
