@@ -77,7 +77,7 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     assert res.exit_code == 0, res.output
     assert "| 1 | L3 |" in res.output and "x3.43" in res.output and "| n=16777216 | 1.2 | 0.35 | x3.43 |" in res.output
     page = html.read_text()
-    assert page.count("<svg") == 3 and "<script" not in page and "Kernel time per case" in page
+    assert page.count("<svg") == 3 and "<script" not in page and "speedup per case vs the initial kernel (log scale)" in page
     res = runner.invoke(cli, ["runs", "diff", summary["run_id"], "0", "1"])
     assert "-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)" in res.output
     assert "+    add_kernel[grid](x, y, out, n, BLOCK_SIZE=4096, num_warps=8)" in res.output

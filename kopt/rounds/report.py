@@ -81,10 +81,10 @@ def case_results(run: Run, rnd: Round, before: Round | None, labels: list[str]) 
         ms = rnd.case_times[i] if i < len(rnd.case_times) else None
         res = CaseResult(label, base, ms, base / ms if base and ms else None)
         if base and ms and ms > base * TOLERANCE:
-            res.flags.append("slower than the initial kernel")
+            res.flags.append("slower than initial")
         prev = before.case_times[i] if before and i < len(before.case_times) else None
         if prev and ms and ms > prev * TOLERANCE:
-            res.flags.append(f"{_x(prev / ms)} vs round {before.n} (the best before)")
+            res.flags.append(f"{_x(prev / ms)} vs round {before.n} (best before)")
         out.append(res)
     return out
 
@@ -218,8 +218,9 @@ def evidence(r: Round) -> list[tuple[str, str]]:
 
 def log_chart(rows: list[tuple[str, float | None, str, str]], scale: int, caption: str) -> str:
     """A horizontal log-scale dot chart around the 1x line: one row per (label, speedup, colour, note)."""
-    label_w, half, note_w, row, top = 170, 170, 440, 22, 26
+    label_w, half, row, top = 170, 160, 22, 26
     one = label_w + half
+    note_w = 16 + 7 * max([len(note) + 6 for _, _, _, note in rows] + [10])  # 7 px a character of 11 px text
     width, height = label_w + 2 * half + note_w, top + row * len(rows) + 6
     body = []
     for k in range(-scale, scale + 1):
@@ -240,7 +241,7 @@ def log_chart(rows: list[tuple[str, float | None, str, str]], scale: int, captio
         body.append(f'<line x1="{one}" y1="{y:.1f}" x2="{x:.1f}" y2="{y:.1f}" stroke="{color}" stroke-width="6" '
                     f'stroke-opacity="0.35"/><circle class="value" cx="{x:.2f}" cy="{y:.1f}" r="5" fill="{color}" '
                     f'data-speedup="{speedup:.6g}"><title>{html.escape(label)}: {_x(speedup)}</title></circle>'
-                    f'<text x="{label_w + 2 * half + 8}" y="{y + 4:.1f}" font-size="11" fill="{color}">'
+                    f'<text x="{label_w + 2 * half + 14}" y="{y + 4:.1f}" font-size="11" fill="{color}">'
                     f'{_x(speedup)} {_red_flag(note)}</text>')
     return (f'<figure><figcaption>{html.escape(caption)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" '
             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
@@ -311,7 +312,7 @@ def round_html(view: RoundView, scale: int) -> str:
     return "".join(parts) + "</section>"
 
 
-HTML_LEGEND = f"""<section class="legend"><h2>How to read this report</h2><ul>
+HTML_LEGEND = f"""<section id="legend"><h2>How to read this report</h2><ul>
 <li><b>Speedup</b> = initial kernel ms / candidate ms for one case (median kernel time); a round's speedup is
 the geomean over its cases. Above x1 is faster, below x1 slower.</li>
 <li><b>Log scale</b>: every chart shares one axis where each grid line doubles (x0.5, x1, x2, ...), so x0.5 is as
@@ -346,7 +347,7 @@ section{{border-top:1px solid #ddd;margin-top:1.5em}}.bad{{color:{REGRESSED};fon
 <p>Task <code>{html.escape(run.task_path)}</code> &middot; {html.escape(run.status)}
 {('(' + html.escape(run.stop_reason) + ')') if run.stop_reason else ''} &middot; proposer
 {html.escape(str(run.options.get('proposer')))} &middot; timing: {html.escape(str(run.timing.get('reason')))}<br>
-Best: {best}</p>
+Best: {best} &middot; <a href="#legend">how to read this report</a></p>
 {log_chart(overview, report.scale, "Geomean speedup vs the initial kernel per round (log scale)") if report.views else "<p>No rounds yet.</p>"}
 {level_plot(report.views)}
 {"".join(round_html(v, report.scale) for v in report.views)}
