@@ -125,7 +125,10 @@ def text_bar(speedup: float | None, scale: int, half: int = 10) -> str:
     """The speedup as a log-scale bar around a `|` at 1x: `████|` is slower, `|████` faster."""
     if not speedup:
         return " " * half + "?" + " " * half
-    k = max(-half, min(half, round(math.log2(speedup) / scale * half)))
+    log = math.log2(speedup)
+    k = max(-half, min(half, round(log / scale * half)))
+    if k == 0 and abs(log) > math.log2(TOLERANCE):  # a change beyond the tolerance always shows
+        k = 1 if log > 0 else -1
     left = "█" * -k if k < 0 else ""
     right = "█" * k if k > 0 else ""
     return left.rjust(half) + "|" + right.ljust(half)
@@ -216,11 +219,13 @@ def evidence(r: Round) -> list[tuple[str, str]]:
 
 # --- HTML ---------------------------------------------------------------------------------------------
 
-def log_chart(rows: list[tuple[str, float | None, str, str]], scale: int, caption: str) -> str:
-    """A horizontal log-scale dot chart around the 1x line: one row per (label, speedup, colour, note)."""
-    label_w, half, row, top = 170, 160, 22, 26
+def log_chart(rows: list[tuple[str, float | None, str, str]], scale: int, caption: str, label_chars: int) -> str:
+    """A horizontal log-scale dot chart around the 1x line: one row per (label, speedup, colour, note). Charts
+    with the same scale and label_chars put their 1x lines one above the other."""
+    half, row, top = 160, 22, 26
+    label_w = 12 + 7 * min(48, label_chars)  # 7 px a character of 11 px text
     one = label_w + half
-    note_w = 16 + 7 * max([len(note) + 6 for _, _, _, note in rows] + [10])  # 7 px a character of 11 px text
+    note_w = 16 + 7 * max([len(note) + 6 for _, _, _, note in rows] + [10])
     width, height = label_w + 2 * half + note_w, top + row * len(rows) + 6
     body = []
     for k in range(-scale, scale + 1):
@@ -231,7 +236,7 @@ def log_chart(rows: list[tuple[str, float | None, str, str]], scale: int, captio
                 f'stroke-width="1.5" stroke-dasharray="4 3"/>')
     for i, (label, speedup, color, note) in enumerate(rows):
         y = top + i * row + row / 2
-        body.append(f'<text x="4" y="{y + 4:.1f}" font-size="11">{html.escape(label[:32])}'
+        body.append(f'<text x="4" y="{y + 4:.1f}" font-size="11">{html.escape(label[:48])}'
                     f'<title>{html.escape(label)}</title></text>')
         if not speedup:
             body.append(f'<text x="{one + 6}" y="{y + 4:.1f}" font-size="11" fill="#777">{html.escape(note)}</text>')
@@ -257,8 +262,8 @@ def _red_flag(note: str) -> str:
 def level_plot(views: list[RoundView]) -> str:
     w, h, pad = 560, 160, 36
     step = (w - 2 * pad) / max(1, len(views))
-    body = [f'<text x="4" y="{h - pad - (h - 2 * pad) * y / 4 + 4:.1f}" font-size="11">{lvl}</text>'
-            for lvl, y in LEVEL_Y.items() if lvl]
+    body = [f'<text x="4" y="{h - pad - (h - 2 * pad) * y / 4 + 4:.1f}" font-size="11">{lvl or "none"}</text>'
+            for lvl, y in LEVEL_Y.items()]
     points = []
     for i, v in enumerate(views):
         r = v.round
@@ -293,7 +298,7 @@ def _diff_html(diff: str) -> str:
             f'<pre class="diff">' + "\n".join(spans) + "</pre></details>")
 
 
-def round_html(view: RoundView, scale: int) -> str:
+def round_html(view: RoundView, scale: int, label_chars: int) -> str:
     r = view.round
     head = f"Round {r.n}: {html.escape(r.outcome)}, {_speedup_words(r)}"
     if view.regressions:
@@ -304,7 +309,8 @@ def round_html(view: RoundView, scale: int) -> str:
         chart_rows = [(c.label, c.speedup, _case_color(c),
                        f"{REGRESSION_MARK}: {'; '.join(c.flags)}" if c.flags else ("" if c.ms else "not timed"))
                       for c in view.cases]
-        parts.append(log_chart(chart_rows, scale, f"Round {r.n}: speedup per case vs the initial kernel (log scale)"))
+        parts.append(log_chart(chart_rows, scale, f"Round {r.n}: speedup per case vs the initial kernel (log scale)",
+                               label_chars))
     else:
         parts.append("<p>Per case: not timed (no GPU for this round, or no candidate reached timing).</p>")
     if view.diff:
@@ -334,6 +340,7 @@ def html_page(report: Report) -> str:
     overview = [(f"round {v.round.n}", v.round.speedup_initial, OUTCOME_COLOR.get(v.round.outcome, "#555"),
                  v.round.outcome + (f" {REGRESSION_MARK} on {len(v.regressions)} of {len(v.cases)} cases"
                                     if v.regressions else "")) for v in report.views]
+    label_chars = max([len(c.label) for v in report.views for c in v.cases] + [8])
     best = html.escape(_best_line(report)).replace(REGRESSION_MARK, f'<span class="bad">{REGRESSION_MARK}</span>')
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kopt run {html.escape(run.run_id)}</title>
@@ -348,9 +355,10 @@ section{{border-top:1px solid #ddd;margin-top:1.5em}}.bad{{color:{REGRESSED};fon
 {('(' + html.escape(run.stop_reason) + ')') if run.stop_reason else ''} &middot; proposer
 {html.escape(str(run.options.get('proposer')))} &middot; timing: {html.escape(str(run.timing.get('reason')))}<br>
 Best: {best} &middot; <a href="#legend">how to read this report</a></p>
-{log_chart(overview, report.scale, "Geomean speedup vs the initial kernel per round (log scale)") if report.views else "<p>No rounds yet.</p>"}
+{log_chart(overview, report.scale, "Geomean speedup vs the initial kernel per round (log scale)", label_chars)
+   if report.views else "<p>No rounds yet.</p>"}
 {level_plot(report.views)}
-{"".join(round_html(v, report.scale) for v in report.views)}
+{"".join(round_html(v, report.scale, label_chars) for v in report.views)}
 {HTML_LEGEND}
 </body></html>
 """
