@@ -13,15 +13,18 @@ PY     := $(VENV)/bin/python
 KOPT   := $(VENV)/bin/kopt
 STAMP  := $(VENV)/.kopt-installed
 
-.PHONY: demo test test-fast eval-data setup clean
+.PHONY: demo test test-fast eval-data setup clean chromium
 
-setup: bubblewrap $(STAMP)
+setup: bubblewrap chromium $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory bubblewrap
+	@$(MAKE) --no-print-directory chromium
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -c 'import torch' 2>/dev/null || $(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test,ray]'   # ray: optional for users, tested here (campaign --ray)
+	@$(PY) -c 'import torch' 2>/dev/null || { echo "== installing torch 2.13 (CPU build, ~200 MB): a few minutes"; \
+	  $(PY) -m pip install torch==2.13.0; }
+	@echo "== installing kopt and its dependencies into $(VENV) (triton, sentence-transformers, qdrant, llama-index, ray): several minutes"
+	$(PY) -m pip install -e '.[test,ray]'   # ray: optional for users, tested here (campaign --ray)
 	@touch $@
 
 # The sandbox for user code (kopt/harness/containment.py) uses bubblewrap when present: installed here when
@@ -30,6 +33,14 @@ bubblewrap:
 	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 	  { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; } \
 	  >/dev/null 2>&1 || echo "note: bubblewrap could not be installed; kopt falls back to weaker containment"
+
+# Headless chromium renders the HTML run report in tests/test_run_report.py (which skips without it): installed
+# here when root with apt, like bubblewrap; anywhere else, or when apt fails, a note and nothing else.
+chromium:
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+	  { echo "== installing chromium with apt (~100 MB, for the HTML report's screenshot test)"; \
+	    { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; } >/dev/null 2>&1 || \
+	    echo "note: chromium could not be installed; the HTML report's screenshot test will skip"; }
 
 demo: $(STAMP)
 	KOPT_DEMO=1 bash evals/demo.sh $(KOPT) $(PY)

@@ -135,11 +135,21 @@ def test_cli_writes_markdown_and_html_files(workspace):
     assert bad.returncode == 1 and "cannot write the report" in bad.stderr and "Traceback" not in bad.stderr
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+def _chromium() -> str | None:
+    """A chromium that runs (Ubuntu's apt package is a stub that asks for the snap)."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        return path if path and subprocess.run([path, "--version"], capture_output=True, timeout=60).returncode == 0 \
+            else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
-@pytest.mark.skipif(not CHROMIUM, reason="no chromium on PATH (Debian: apt-get install chromium; `make setup` "
-                                         "installs it when root with apt)")
+CHROMIUM = _chromium()
+
+
+@pytest.mark.skipif(not CHROMIUM, reason="no working chromium on PATH (Debian: apt-get install chromium; "
+                                         "`make setup` installs it when root with apt)")
 def test_headless_chromium_renders_the_page(workspace, tmp_path):
     image = pytest.importorskip("PIL.Image", reason="Pillow (a llama-index-core dependency) reads the screenshot")
     root, store, run = workspace
