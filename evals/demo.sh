@@ -7,7 +7,7 @@ echo "== compile an example kernel to its IR stages (sm_90, no GPU needed)"
 $KOPT compile examples/vector_add.py --stage ptx | head -40
 echo "== validate it (the Triton interpreter on CPU, or the GPU when there is one)"
 $KOPT validate examples/vector_add.py
-echo "== ingest the knowledge the diagnosis cites: pass notes, patterns, the installed triton package (offline)"
+echo "== ingest the knowledge the diagnosis cites: pass notes, patterns, the installed triton package (offline; a minute or two)"
 $KOPT ingest passes
 $KOPT ingest patterns
 $KOPT ingest triton-pkg
@@ -21,3 +21,20 @@ if "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'
 else
   echo "== no GPU here: \`kopt optimize\` (it times every candidate on the GPU) is left out"
 fi
+# The run just recorded (on a GPU), else a placeholder: the report command below is then one to copy as is.
+RUN=$("$KOPT" runs list --json 2>/dev/null | "$PY" -c 'import json, sys
+items = json.load(sys.stdin)["items"]
+print(items[-1]["run_id"] if items else "RUN")' 2>/dev/null) || RUN=RUN
+if [ "$RUN" = RUN ]; then WHICH="RUN: an id from \`$KOPT runs list\`"; else WHICH="the latest run in this workspace"; fi
+cat <<EOF
+
+== done. Next steps, to copy:
+  $KOPT diagnose examples/strided_scale.py
+      the evidence, level by level (on a GPU it also profiles: L2); --json for scripts; your own task file works too
+  $KOPT optimize examples/strided_scale.py --proposer llm --llm-exchange llm-exchange --rounds 3
+      you (or any agent) are the LLM: answer each llm-exchange/<id>.reply.md (\`$KOPT runs pending\` lists them),
+      then \`$KOPT optimize --resume RUN --llm-exchange llm-exchange\`; kopt validates and times every reply
+  $KOPT runs report $RUN --html report.html
+      per round: per-case speedups on a log scale, regressions flagged, the evidence and the code diff
+      ($WHICH)
+EOF
