@@ -39,8 +39,7 @@ class CaseResult:
 @dataclass
 class RoundView:
     round: Round
-    cases: list[CaseResult]
-    best_before: int | None  # the best improved round before this one, the other bar a case must not fall below
+    cases: list[CaseResult]  # flagged against the initial kernel and the best improved round before this one
     diff: str | None  # unified diff of the candidate against the initial kernel; None without a candidate
 
     @property
@@ -112,8 +111,7 @@ def build(store: RoundsStore, run: Run) -> Report:
     views = []
     for rnd in rounds:
         before = best_round([r for r in rounds if r.n < rnd.n])
-        views.append(RoundView(rnd, case_results(run, rnd, before, labels), before.n if before else None,
-                               _candidate_diff(store, initial, rnd)))
+        views.append(RoundView(rnd, case_results(run, rnd, before, labels), _candidate_diff(store, initial, rnd)))
     logs = [abs(math.log2(s)) for v in views for s in [v.round.speedup_initial] + [c.speedup for c in v.cases] if s]
     scale = min(MAX_SCALE, max([1] + [math.ceil(v - 1e-9) for v in logs]))
     return Report(run, views, best_round(rounds), scale)
@@ -286,6 +284,14 @@ def _case_color(c: CaseResult) -> str:
     return FASTER if c.speedup and c.speedup > TOLERANCE else SAME
 
 
+def _case_note(c: CaseResult) -> str:
+    if c.flags:
+        return f"{REGRESSION_MARK}: {'; '.join(c.flags)}"
+    if c.speedup is None:
+        return f"{_ms(c.ms)} ms, the initial kernel not timed" if c.ms else "not timed"
+    return ""
+
+
 def _diff_html(diff: str) -> str:
     spans = []
     for line in diff.splitlines():
@@ -306,9 +312,7 @@ def round_html(view: RoundView, scale: int, label_chars: int) -> str:
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in evidence(r))
     parts = [f'<section id="round-{r.n}"><h2>{head}</h2><table class="evidence">{rows}</table>']
     if any(c.ms for c in view.cases):
-        chart_rows = [(c.label, c.speedup, _case_color(c),
-                       f"{REGRESSION_MARK}: {'; '.join(c.flags)}" if c.flags else ("" if c.ms else "not timed"))
-                      for c in view.cases]
+        chart_rows = [(c.label, c.speedup, _case_color(c), _case_note(c)) for c in view.cases]
         parts.append(log_chart(chart_rows, scale, f"Round {r.n}: speedup per case vs the initial kernel (log scale)",
                                label_chars))
     else:
