@@ -13,13 +13,12 @@ PY     := $(VENV)/bin/python
 KOPT   := $(VENV)/bin/kopt
 STAMP  := $(VENV)/.kopt-installed
 
-.PHONY: demo test test-fast eval-data setup clean chromium
+.PHONY: demo test test-fast eval-data setup clean bubblewrap chromium
 
-setup: bubblewrap chromium $(STAMP)
+setup: bubblewrap $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory bubblewrap
-	@$(MAKE) --no-print-directory chromium
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c 'import torch' 2>/dev/null || { echo "== installing torch 2.13 (CPU build, ~200 MB): a few minutes"; \
 	  $(PY) -m pip install torch==2.13.0; }
@@ -35,7 +34,7 @@ bubblewrap:
 	  >/dev/null 2>&1 || echo "note: bubblewrap could not be installed; kopt falls back to weaker containment"
 
 # Headless chromium renders the HTML run report in tests/test_run_report.py (which skips without it): installed
-# here when root with apt, like bubblewrap; anywhere else, or when apt fails, a note and nothing else.
+# by `make test` when root with apt (not by `make demo`); anywhere else, or when apt fails, a note and nothing else.
 chromium:
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 	  { echo "== installing chromium with apt (~100 MB, for the HTML report's screenshot test)"; \
@@ -45,7 +44,7 @@ chromium:
 demo: $(STAMP)
 	KOPT_DEMO=1 bash evals/demo.sh $(KOPT) $(PY)
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(KOPT) toolchain add ascend
 	$(PY) -m pytest -q -ra
 
