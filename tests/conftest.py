@@ -6,6 +6,8 @@ by `make test` under the real KOPT_HOME) is shared through a link.
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -206,3 +208,14 @@ def llm_server():
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def patterns_index_env(tmp_path_factory) -> dict[str, str]:
+    """The environment of a private KOPT_HOME with the pattern catalog ingested (the smallest real index)."""
+    home = tmp_path_factory.mktemp("kopt-home")
+    env = {**os.environ, "KOPT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    kopt = str(Path(sys.executable).with_name("kopt"))
+    done = subprocess.run([kopt, "ingest", "patterns", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return env

@@ -192,19 +192,21 @@ def test_a_flood_of_output_is_capped_and_costs_the_parent_little_memory(tmp_path
     log = tmp_path / "log.txt"
     probe = f"""
 import json, resource, subprocess, sys
+import torch  # what kopt's parent loads anyway (the validation channel reads tensors): not the flood's cost
 from kopt.harness.sandbox import run_in_group, run_sandboxed
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 outcome = run_sandboxed("compile", {str(task)!r}, timeout_s=300)
 with open({str(log)!r}, "w") as sink:
     run_in_group([sys.executable, {str(task)!r}], 300, stdout=sink, stderr=sink)
 piped = run_in_group([sys.executable, {str(task)!r}], 300, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 print(json.dumps({{"message": outcome["message"], "piped": len(piped.stdout), "piped_tail": piped.stdout[-100:],
-                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base}}))
 """
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.splitlines()[-1])
     assert "status 3" in result["message"] and "the very last line" in result["message"]
-    assert result["peak_kib"] < 400 * 1024, result  # 1.5 GB went through it
+    assert result["peak_kib"] < 200 * 1024, result  # 1.5 GB went through it: the parent grew by less than 200 MiB
     cap = containment.LOG_HEAD + containment.LOG_TAIL + 1024
     assert log.stat().st_size < cap and result["piped"] < cap
     text = log.read_text()

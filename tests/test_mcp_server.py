@@ -25,13 +25,8 @@ EVIDENCE = [{"level": "L1", "source": "source", "summary": "BLOCK_SIZE fixed at 
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
-    """A private KOPT_HOME with the pattern catalog ingested (the smallest real index)."""
-    home = tmp_path_factory.mktemp("kopt-home")
-    env = {**os.environ, "KOPT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    done = subprocess.run([KOPT, "ingest", "patterns", "--json"], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return env
+def env(patterns_index_env) -> dict[str, str]:
+    return patterns_index_env
 
 
 @pytest.fixture()
