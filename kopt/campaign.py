@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 from kopt.errors import KoptError
 from kopt.harness.gpulock import ENV as GPU_LOCK_ENV
-from kopt.optimize import POLICIES
 
 
 @dataclass

@@ -17,7 +17,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from kopt.errors import KoptError
 from kopt.llm import REPLY_FORMAT, ExchangeWaiting

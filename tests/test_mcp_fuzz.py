@@ -9,7 +9,6 @@ while the server keeps answering other tools, even during the hang."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 

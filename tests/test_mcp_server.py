@@ -5,7 +5,6 @@ over HTTP, only with the bearer token. (Hostile clients and tasks: test_mcp_fuzz
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

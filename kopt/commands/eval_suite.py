@@ -45,7 +45,8 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
               gpus: str, per_gpu: int, campaign: str, ray_address: str | None, job_timeout: float | None,
               grounding: str, llm_exchange: Path | None, as_json: bool) -> None:
     """Optimize the suite's operators and report the campaign accounting; a second call resumes."""
-    from kopt.campaign import POLICIES, plan_jobs, run_campaign, suite_ops, visible_gpus
+    from kopt.campaign import plan_jobs, run_campaign, suite_ops, visible_gpus
+    from kopt.optimize import POLICIES
     from kopt.config import load_settings
     from kopt.rounds.store import RoundsStore
 

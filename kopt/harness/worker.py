@@ -68,7 +68,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     from kopt.errors import TaskError
 
     kw = dict(request.get("kw") or {})
-    device = None if request["op"] == "compile" else _pick_device(kw.pop("device", None))  # compile: no interpreter
+    if request["op"] != "compile":  # compile never runs the interpreter; every other op picks its device first
+        _pick_device(kw.pop("device", None))
     from kopt.task import load_candidate, load_task
 
     files = [p for p in (request["task"], request.get("candidate")) if p]
