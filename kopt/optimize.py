@@ -592,15 +592,19 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
     baseline, roofline, bench = [None] * len(cases), [], []
     if timed:
         emit("phase", {"n": 0, "phase": "timing the initial kernel"})
-        t = bench_times(task_path, None)
-        if not t["ok"]:
-            raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
-        baseline, roofline = t["times"], t["roofline"]
-        bench = [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
+        baseline, roofline, bench = time_initial(task_path)
     timing = {"available": timed, "reason": reason, "roofline": [x for x in roofline if x is not None]}
     initial = {"validated_cases": len(v.cases), "device": v.device, "note": v.held_out_note, "cases": cases,
                "bench": bench}
     return store.create_run(task_path, task_path.read_text(), options, baseline, timing, initial)
+
+
+def time_initial(task_path: Path) -> tuple[list, list, list[dict[str, Any]]]:
+    """(case times, roofline fractions, per-case bench facts) of the task's own kernel; a failure is a KoptError."""
+    t = bench_times(task_path, None)
+    if not t["ok"]:
+        raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
+    return t["times"], t["roofline"], [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
 
 
 def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
@@ -623,11 +627,7 @@ def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
             roofline = [b["roofline"] for b in bench]
         else:
             emit("phase", {"n": 0, "phase": "timing the initial kernel (the run started without a GPU)"})
-            t = bench_times(Path(run.task_path), None)
-            if not t["ok"]:
-                raise KoptError(f"{run.task_path}: timing the task's own kernel failed: {t['message']}")
-            baseline, roofline = t["times"], t["roofline"]
-            bench = [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
+            baseline, roofline, bench = time_initial(Path(run.task_path))
         timing = {"available": True, "reason": reason, "roofline": [x for x in roofline if x is not None],
                   "from_run": twin.run_id if twin else None}
         store.set_baseline(run.run_id, baseline, timing, {**run.initial, "bench": bench})
