@@ -107,13 +107,19 @@ def plan_jobs(store: Any, ops: list[SuiteOp], policies: list[str], campaign: str
             run = hit[1] if hit else None
             if run is None:
                 jobs.append(base)
-            elif run.status != "done":
+            elif run.status != "done" or _more_rounds_asked(store, run, rounds):
                 jobs.append(Job(**{**asdict(base), "resume": run.run_id}))
             elif run.timing.get("available") and not (run.options or {}).get("references"):
                 jobs.append(Job(**{**asdict(base), "resume": run.run_id, "references_only": True}))
             else:
                 finished.append(run.run_id)
     return jobs, finished
+
+
+def _more_rounds_asked(store: Any, run: Any, rounds: int) -> bool:
+    """A run that stopped only because its round budget was spent goes on when the campaign now asks for more
+    rounds (the LLM campaign judges round k on the GPU with ROUNDS=k, then writes round k+1's requests elsewhere)."""
+    return str(run.stop_reason or "").startswith("round budget spent") and len(store.rounds(run.run_id)) < rounds
 
 
 def visible_gpus() -> int:

@@ -83,15 +83,20 @@ def test_summary_figures(store):
 def test_plan_resumes_unfinished_and_skips_finished_runs(store):
     ops = suite_ops(SUITE, ["gelu", "silu", "softmax"])
     assert [o.family for o in ops] == ["elementwise", "elementwise", "softmax"]
-    done = _record(store, "gelu", [None] * 5, [("untimed", [], "L1")])
+    done = _record(store, "gelu", [None] * 5, [("untimed", [], "L1")] * 3)
     running = _record(store, "silu", [None] * 5, [], status="running")
     _record(store, "softmax", [None] * 5, [], campaign="other")  # another campaign: not ours
     jobs, finished = plan_jobs(store, ops, ["progressive", "always-deep"], "c1", 3, "recipes")
     assert finished == [done]
+    # asked for more rounds than a run's spent budget: it goes on; a run that stopped for another reason does not
+    more, _ = plan_jobs(store, ops[:1], ["progressive"], "c1", 4, "recipes")
+    assert more[0].resume == done and more[0].rounds == 4
+    store.set_status(done, "done", "no untried hypothesis left")
+    assert plan_jobs(store, ops[:1], ["progressive"], "c1", 4, "recipes") == ([], [done])
     by = {(j.op, j.policy): j for j in jobs}
     assert by[("silu", "progressive")].resume == running
     assert by[("softmax", "progressive")].resume is None and len(jobs) == 5  # every op again under always-deep
-    timed = _record(store, "softmax", [1.0] * 5, [], campaign="c1")  # done and timed, torch references missing
+    timed = _record(store, "softmax", [1.0] * 5, [("slower", [2.0] * 5, "L1")] * 3)  # done, timed, no references
     jobs, _ = plan_jobs(store, ops[2:], ["progressive"], "c1", 3, "recipes")
     assert jobs[0].references_only and jobs[0].resume == timed
     with pytest.raises(Exception, match="no operator 'nope'"):
