@@ -151,12 +151,13 @@ def run_campaign(jobs: list[Job], workspace: Path, gpus: int, *, ray_address: st
                 job = todo.get_nowait()
             except queue.Empty:
                 return
-            result = run_job_process(job, workspace, gpu, timeout_s)
+            result = run_job_process(job, workspace, gpu, timeout_s, threads)
             with lock:
                 results.append(result)
                 done(result)
 
     slots = [g for g in range(gpus) for _ in range(per_gpu)] if gpus else [None]
+    threads = max(1, (os.cpu_count() or 1) // len(slots))  # each job's torch would otherwise take every core
     threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in slots]
     for t in threads:
         t.start()
@@ -165,12 +166,23 @@ def run_campaign(jobs: list[Job], workspace: Path, gpus: int, *, ray_address: st
     return results
 
 
-def run_job_process(job: Job, workspace: Path, gpu: int | None, timeout_s: float | None = None) -> dict:
-    """One job in a child process pinned to `gpu`; a crash or hang fails the job, never the campaign."""
+def job_env(gpu: int | None, threads: int | None) -> dict[str, str]:
+    """A job's environment: pinned to its GPU with that GPU's measuring lock, and its CPU threads capped."""
     env = dict(os.environ)
+    if threads:
+        env.setdefault("OMP_NUM_THREADS", str(threads))
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(gpu)
         env[GPU_LOCK_ENV] = str(Path(tempfile.gettempdir()) / f"kopt-gpu{gpu}.lock")
+    return env
+
+
+def run_job_process(job: Job, workspace: Path, gpu: int | None, timeout_s: float | None = None,
+                    threads: int | None = None) -> dict:
+    """One job in a child process pinned to `gpu`; a crash or hang fails the job, never the campaign.
+    `threads`: the CPU threads its processes' torch may use (OMP_NUM_THREADS, unless the user set it): 24 jobs
+    that each start 16-thread pools for their inputs on 16 cores spend the call contending."""
+    env = job_env(gpu, threads)
     started = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-m", "kopt.campaign", json.dumps(asdict(job))], cwd=workspace,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kopt.campaign import Job, campaign_runs, known_references, plan_jobs, run_campaign, suite_ops
+from kopt.campaign import Job, campaign_runs, job_env, known_references, plan_jobs, run_campaign, suite_ops
 from kopt.rounds.store import Round, RoundsStore
 from kopt.suite_report import operator_result, plots, report_markdown, summarize
 
@@ -233,3 +233,11 @@ def test_campaign_script_runs_phases_side_by_side_and_reports(tmp_path):
         assert sorted(r.options["policy"] for r in again.runs()) == ["always-deep", "profile-only", "progressive"]
     finally:
         again.close()
+
+
+def test_job_env_caps_threads_and_pins_the_gpu(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    env = job_env(1, 2)
+    assert env["OMP_NUM_THREADS"] == "2" and env["CUDA_VISIBLE_DEVICES"] == "1" and env["KOPT_GPU_LOCK"].endswith("gpu1.lock")
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")  # the user's own choice wins
+    assert job_env(None, 2)["OMP_NUM_THREADS"] == "5" and "KOPT_GPU_LOCK" not in job_env(None, None)
