@@ -22,6 +22,7 @@ import hashlib
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -101,16 +102,30 @@ def validate(task_path: str | Path, candidate_path: str | Path | None = None, *,
     if violation:
         return ValidationResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
-    try:
-        ref = reference_outputs(task_path, device, base_seed, timeout_s, cache=seed is not None)
-    except ReferenceFailed as exc:
-        reason, message = exc.args
-        return ValidationResult(ok=False, reason=reason, message=message, elapsed_s=round(time.monotonic() - start, 3))
-    left = max(timeout_s - (time.monotonic() - start), 1.0)
-    run = run_candidate_child("candidate", task_path, candidate_path, ref.device, ref.calls(), left)
+    device = device or default_device()
+    # the two children run side by side: each plans the same calls from the task and the seed (the candidate's
+    # before its code is imported), so neither waits for the other's start-up, inputs and kernels
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        candidate = pool.submit(run_with_channel, {"op": "candidate", "task": str(Path(task_path).resolve()),
+                                                   "candidate": str(Path(candidate_path).resolve()) if candidate_path
+                                                   else None, "device": device, "plan_seed": base_seed}, timeout_s)
+        try:
+            ref = reference_outputs(task_path, device, base_seed, timeout_s, cache=seed is not None)
+        except ReferenceFailed as exc:  # (leaving the block waits for the candidate's child: nothing outlives it)
+            reason, message = exc.args
+            return ValidationResult(ok=False, reason=reason, message=message,
+                                    elapsed_s=round(time.monotonic() - start, 3))
+        run = candidate.result()
     result = judge_outputs(ref, run, timeout_s)
     result.elapsed_s = round(time.monotonic() - start, 3)
     return result
+
+
+def default_device() -> str:
+    """The device both children of a validation use: CUDA when there is one, else the Triton interpreter."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def reference_outputs(task_path: str | Path, device: str | None, base_seed: int, timeout_s: float, *,
@@ -263,6 +278,12 @@ def run_reference(task, device: str, seed: int, plan: str, bench_cases: list[int
     for item in items:
         for s in item["seeds"]:
             send(to_host(task.reference(*task.make_inputs(item["case"], device, s))))
+
+
+def planned_calls(task, device: str, plan_seed: int) -> list[dict]:
+    """The validation's calls, as the reference child plans them (the candidate child plans them itself)."""
+    items, _ = plan_calls(task, device, plan_seed)
+    return [{"case": item["case"], "seed": s} for item in items for s in item["seeds"]]
 
 
 def run_candidate(task, candidate_path: str | None, device: str, calls: list[dict], send: Callable[[Any], None]) -> None:

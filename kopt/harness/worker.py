@@ -115,9 +115,10 @@ def serve(request: dict[str, Any], channel) -> None:
             run_reference(task, device, request["seed"], request.get("plan", "validate"), request.get("bench_cases"),
                           send)
         elif request["op"] == "candidate":
-            from kopt.harness.validate import run_candidate
+            from kopt.harness.validate import planned_calls, run_candidate
 
-            run_candidate(task, request.get("candidate"), device, request["calls"], send)
+            calls = request["calls"] if "calls" in request else planned_calls(task, device, request["plan_seed"])
+            run_candidate(task, request.get("candidate"), device, calls, send)
         elif request["op"] == "bench":
             from kopt.harness.bench import run_bench
 
