@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -457,13 +458,16 @@ class Optimizer:
         """Each variant validated, then timed when it passed; the fastest timed one (or None)."""
         best_trial = None
         for trial, source, path in staged:
-            v = self.validate(path)
-            t = None
-            trial.update(validation=v)
-            if v["ok"] and self.timed:
-                self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
-                t = self.bench(path)
-                trial.update(times=t["times"], roofline=t["roofline"])
+            with ThreadPoolExecutor(max_workers=1) as pool:  # bench's reference outputs, made beside the validation
+                seed = int.from_bytes(os.urandom(4), "little")
+                ahead = pool.submit(bench_reference_or_none, self.task_path, seed) if self.timed else None
+                v = self.validate(path)
+                t = None
+                trial.update(validation=v)
+                if v["ok"] and self.timed:
+                    self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
+                    t = bench_times(self.task_path, path, ahead.result(), seed)
+                    trial.update(times=t["times"], roofline=t["roofline"])
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
             if not (t and t["ok"]):  # failed or untimed: no gain to compare
                 continue
@@ -554,12 +558,23 @@ def best_header(run: Run, best: Round, rounds: list[Round]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def bench_times(task_path: Path, candidate: Path | None) -> dict[str, Any]:
-    """Kernel ms and roofline fraction per case, through the sandboxed bench."""
-    from kopt.harness.bench import bench
+def bench_reference_or_none(task_path: Path, seed: int) -> Any:
+    """bench's reference outputs made ahead, or None when they fail (bench then runs and reports it itself)."""
+    from kopt.harness.bench import bench_reference
+    from kopt.harness.validate import ReferenceFailed
 
     try:
-        r = bench(task_path, candidate, timeout_s=600, validate_first=False)  # callers validate what they accept
+        return bench_reference(task_path, seed, 600)
+    except (ReferenceFailed, KoptError):
+        return None
+
+
+def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, seed: int | None = None) -> dict[str, Any]:
+    """Kernel ms and roofline fraction per case, through the sandboxed bench (`reference`: made ahead for `seed`)."""
+    from kopt.harness.bench import bench
+
+    try:  # callers validate what they accept
+        r = bench(task_path, candidate, timeout_s=600, validate_first=False, reference=reference, seed=seed)
     except KoptError as exc:
         return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
     if not r.ok:

@@ -20,9 +20,13 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fake_bench(task_path, candidate):
+BENCHED: list = []  # (reference, seed) of each timed candidate
+
+
+def fake_bench(task_path, candidate, reference=None, seed=None):
     """Kernel ms per case from the launch: bigger blocks and 8 warps are faster; BLOCK_SIZE >= 2048 sits at
     92% of the roofline."""
+    BENCHED.append((reference, seed))
     text = Path(candidate or task_path).read_text()
     block = int((re.search(r"BLOCK_SIZE=(\d+)", text) or re.search(r"'BLOCK_SIZE': (\d+)", text)).group(1))
     warps = 8 if "num_warps=8" in text else 4
@@ -38,6 +42,8 @@ def timed(monkeypatch):
 
     monkeypatch.setattr(kopt.optimize, "timing_available", lambda: (True, "fake GPU clock (test)"))
     monkeypatch.setattr(kopt.optimize, "bench_times", fake_bench)
+    monkeypatch.setattr(kopt.optimize, "bench_reference_or_none", lambda task_path, seed: ("reference for", seed))
+    BENCHED.clear()
     monkeypatch.setattr(kopt.rewrite.recipes, "MAX_VARIANTS", 2)
 
 
@@ -151,6 +157,14 @@ def test_llm_prompt_holds_the_per_case_times_and_roofline_from_round_1(timed, tm
     prompt = request["messages"][1]["content"]
     assert 'case {"n": 16777216}: 1.2000 ms, 45% of the memory-bound roofline' in prompt
     assert 'case {"n": 33554431}: 6.0000 ms, 45% of the memory-bound roofline' in prompt
+    # the reply's candidate is validated for real, then timed with the bench reference made beside that validation
+    source = task.read_text().replace("BLOCK_SIZE=1024", "BLOCK_SIZE=2048")
+    assert source != task.read_text()
+    (reply,) = [p.with_name(p.name.replace(".request.json", ".reply.md")) for p in (tmp_path / "ex").glob("*.request.json")]
+    reply.write_text(f"model: test\nChange: bigger blocks\n```python\n{source}```\n")
+    resumed = optimize(resume=summary["run_id"], rounds=1, llm_exchange=tmp_path / "ex", settings=load_settings(tmp_path))
+    assert resumed["rounds"][0]["outcome"] == "improved", resumed["rounds"][0]
+    assert [ref for ref, seed in BENCHED if ref is not None] == [("reference for", BENCHED[-1][1])]
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -71,14 +71,16 @@ class BenchResult:
 
 def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
           cases: list[int] | None = None, seed: int | None = None, validate_first: bool = True,
-          trusted: bool = False) -> BenchResult:
+          trusted: bool = False, reference: Any = None) -> BenchResult:
     """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child,
     after it passed validation. Raises KoptError without a GPU and TaskError for a broken task file.
     `validate_first=False`: the caller validates whatever it accepts itself (the optimize loop does, so a round
     does not validate twice); the final-output check after timing still runs. `trusted`: code kopt wrote itself
-    (the torch references it times), exempt from the integrity rules that a candidate's kernels must meet."""
+    (the torch references it times), exempt from the integrity rules that a candidate's kernels must meet.
+    `reference`: bench_reference(task_path, seed) made ahead (the optimize loop makes it beside a validation),
+    with `seed` the same; else the reference's child runs here first."""
     from kopt.harness.integrity import check_file
-    from kopt.harness.validate import ReferenceFailed, reference_outputs, run_candidate_child, validate
+    from kopt.harness.validate import ReferenceFailed, run_candidate_child, validate
 
     start = time.monotonic()
     violation = None if trusted else check_file(Path(candidate_path or task_path))
@@ -86,7 +88,7 @@ def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, ti
         return BenchResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
     try:
-        ref = reference_outputs(task_path, None, base_seed, timeout_s, plan="bench", bench_cases=cases)
+        ref = reference or bench_reference(task_path, base_seed, timeout_s, cases)
     except ReferenceFailed as exc:
         return BenchResult(ok=False, reason=exc.args[0], message=exc.args[1])
     if ref.device != "cuda":
@@ -101,6 +103,15 @@ def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, ti
     result = judge_bench(ref, run, timeout_s, trusted=trusted)
     result.elapsed_s = round(time.monotonic() - start, 3)
     return result
+
+
+def bench_reference(task_path: str | Path, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S,
+                    cases: list[int] | None = None):
+    """The reference's outputs for bench's final check (seeded by `seed`), from a child that loads only the task.
+    Raises ReferenceFailed (and TaskError) as reference_outputs does."""
+    from kopt.harness.validate import reference_outputs
+
+    return reference_outputs(task_path, None, seed, timeout_s, plan="bench", bench_cases=cases)
 
 
 def _left(start: float, timeout_s: float) -> float:
