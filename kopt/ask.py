@@ -8,6 +8,7 @@ source (kopt.index.llm_rerank); without one it is the evidence itself, structure
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,8 +123,9 @@ def _cite(evidence, seen: set[str]) -> list[dict[str, Any]]:
 
 
 def ask(question: str, *, kernel: str | Path | None = None, line: int | None = None, settings: Any = None,
-        index: Any = None, llm: Any = None) -> Answer:
-    """Answer from evidence; `llm` None means the structured offline answer."""
+        index: Any = None, llm: Any = None, step: Callable[[str], None] | None = None) -> Answer:
+    """Answer from evidence; `llm` None means the structured offline answer. `step` hears the name of each step
+    as it starts (the CLI's spinner)."""
     from kopt.config import load_settings
     from kopt.diagnose.escalate import _open_index, catalog_patterns
     from kopt.toolchain import target_family
@@ -132,8 +134,10 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
 
     if not question.strip():
         raise KoptError("empty question")
+    step = step or (lambda _text: None)
     settings = settings or load_settings()
     if index is None:
+        step("opening the index")
         index, problem = _open_index(settings)
         if problem:
             answer_note = problem
@@ -145,10 +149,13 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     corpus, stale = compiler_corpus(index, compiler)
     if stale:
         answer.notes.append(stale)
+    if kernel:
+        step(f"compiling {Path(kernel).name} and reading its lowered code")
     findings = _kernel_evidence(answer, Path(kernel), line, settings) if kernel else []
     catalog = {p.id: p for p in load_patterns()}
     seen: set[str] = set()
     for f in findings[:2]:
+        step(f"reading the compiler's reasons for {f.id}")
         answer.findings_text.append(f"{f.id} ({f.confidence:.2f}): {f.message}")
         deep = escalate_l4(f, index, settings, family=compiler) if f.id != "compile_failure" else f
         answer.mechanism += [m for m in mechanism_of(deep) if m not in answer.mechanism]
@@ -162,6 +169,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
                                if (s := f"{a['path']}:{a['symbol']}@{note.version}") not in answer.symbols]
     if corpus:
         query = question + " " + " ".join(FINDING_IDS[f.id] for f in findings[:2])
+        step("searching the compiler source" + (" (the LLM reranks)" if llm is not None else ""))
         try:
             hits = _retrieve(index, query, corpus, llm, answer.notes)
         except KoptError as exc:
@@ -175,6 +183,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     if llm is not None:
         from kopt.llm import complete
 
+        step(f"asking {getattr(llm, 'model', 'the LLM')}")
         try:
             answer.prose = complete(llm, SYSTEM, _prompt(answer))
             answer.llm = getattr(llm, "model", type(llm).__name__)

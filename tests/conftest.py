@@ -68,7 +68,7 @@ SLOW = {
     "test_harness_validate.py::test_run_sandboxed_rejects_unknown_ops_without_raising",
     "test_harness_validate.py::test_sandbox_ends_a_hanging_kernel_within_its_limit",
     "test_harness_validate.py::test_sandbox_reports_a_segfault_as_a_crash",
-    "test_ingest_chunking.py::test_torch_only_query_embedding_matches_sentence_transformers",
+    "test_ingest_chunking.py::test_numpy_query_embedding_matches_sentence_transformers",
     "test_l1.py::test_interpreter_runs_the_scalar_loop_fixture",
     "test_l3_readers.py::test_trajectory_names_the_passes_that_made_and_removed_conversions",
     "test_optimize.py::test_best_kernel_goes_into_a_folder_that_does_not_exist_yet",

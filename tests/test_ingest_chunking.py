@@ -111,7 +111,7 @@ def test_bm25_vectors_share_ids_between_query_and_document():
     assert set(q_ids) <= set(doc_ids) and all(w > 0 for w in weights)
 
 
-def test_torch_only_query_embedding_matches_sentence_transformers():
+def test_numpy_query_embedding_matches_sentence_transformers():
     import numpy as np
 
     from kopt.index.bert_query import encode_query, supported

@@ -16,6 +16,7 @@ from kopt.cli import emit_json, json_option
 def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool, as_json: bool) -> None:
     """Ask why: with --kernel, the lowered code's facts at that line come first, then the compiler's reasons."""
     from kopt.ask import ask, parse_kernel_arg
+    from kopt.commands.knowledge import steps
     from kopt.config import load_settings
     from kopt.toolchain import target_family
     from kopt.harness.compile import gpu_target
@@ -26,7 +27,8 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
         gpu_target(target)  # a typo is an error even when no kernel gets compiled
     path, line = parse_kernel_arg(kernel) if kernel else (None, None)
     llm = None if offline else make_llm(settings)
-    answer = ask(question, kernel=path, line=line, settings=settings, llm=llm)
+    with steps(not as_json) as step:
+        answer = ask(question, kernel=path, line=line, settings=settings, llm=llm, step=step)
     if as_json:
         emit_json(answer.to_dict())
         return

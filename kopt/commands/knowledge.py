@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -9,6 +12,36 @@ import click
 from kopt.cli import Group, emit_json
 from kopt.config import load_settings
 from kopt.errors import KoptError
+
+INGEST_NICE = 10  # an ingest runs this much nicer than the searches, asks and MCP servers reading the index meanwhile
+
+
+@contextmanager
+def steps(enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr naming the current step, on a terminal only (never under --json or when piped).
+
+    Yields the function that names the next step; the spinner is gone when the block ends.
+    """
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield lambda _text: None
+        return
+    with console.status("starting", spinner="dots") as status:
+        yield status.update
+
+
+def yield_cpu_to_readers() -> None:
+    """Lower this process's priority, so that readers of the index get the CPU first while it is rebuilt.
+
+    With as many readers as cores, an ingest at the same priority takes its share from every search; at nice 10
+    it gets about a tenth of a contended core and still all of an idle one.
+    """
+    try:
+        os.nice(INGEST_NICE)
+    except OSError:  # not allowed here: the ingest runs at the usual priority
+        pass
 
 
 @click.command("ingest")
@@ -23,6 +56,7 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
     """Ingest CORPUS (triton, triton-ascend, triton-pkg, patterns, passes) into the index."""
     from kopt.ingest import ingest_corpus
 
+    yield_cpu_to_readers()
     settings = load_settings(embed_model=embed_model, qdrant_url=qdrant_url)
     summary = ingest_corpus(corpus, settings, path=path, rev=rev, progress=not as_json)
     if as_json:
@@ -51,20 +85,25 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
                path_glob: str | None, pass_name: str | None, symbol: str | None, emitter: bool, qdrant_url: str | None,
                as_json: bool) -> None:
     """Search the compiler sources, pass notes and patterns."""
-    from kopt.index import open_index
+    with steps(not as_json) as step:
+        step("opening the index")
+        from kopt.index import open_index
 
-    index = open_index(load_settings(qdrant_url=qdrant_url))
-    try:
-        corpora = list(corpus) or None
-        if symbol:
-            hits = index.lookup_symbol(symbol, corpora)[:k]
-        elif emitter:
-            hits = index.find_emitter(query, corpora, k=k)
-        else:
-            hits = index.search(query, corpus=corpora, k=k, mode=mode, filters={
-                "language": language, "kind": kind, "path": path_glob, "passes": pass_name})
-    finally:
-        index.close()
+        index = open_index(load_settings(qdrant_url=qdrant_url))
+        try:
+            corpora = list(corpus) or None
+            if symbol:
+                step(f"looking up {symbol}")
+                hits = index.lookup_symbol(symbol, corpora)[:k]
+            elif emitter:
+                step("finding the code that emits the message")
+                hits = index.find_emitter(query, corpora, k=k)
+            else:
+                step("embedding the query and searching" if mode != "sparse" else "searching")
+                hits = index.search(query, corpus=corpora, k=k, mode=mode, filters={
+                    "language": language, "kind": kind, "path": path_glob, "passes": pass_name})
+        finally:
+            index.close()
     if as_json:
         emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
         return

@@ -1,0 +1,103 @@
+"""Benchmark: cold `kopt search` and `kopt ask` as a user runs them, a fresh process each time (kopt issue 20).
+
+Times each command N times (default 7) against the index in KOPT_HOME (or --home), the commands taking turns so
+that a change in the machine's load hits them alike, and prints the median, min and max wall time with the load
+average (1 min) seen around the runs. With --before REV the same commands also run from that git revision's
+sources, turn about with the current ones, for a before/after under the same load. Not a test: numbers vary with
+the machine's load.
+
+    .venv/bin/python evals/bench_commands.py [--runs 7] [--home DIR] [--before REV] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "why is my load not vectorized"
+COMMANDS = {
+    "help": ["--help"],  # the floor: the interpreter, click and kopt's CLI module
+    "search": ["search", QUESTION],
+    "search sparse": ["search", QUESTION, "--mode", "sparse"],
+    "ask": ["ask", QUESTION, "--offline"],
+}
+
+
+def sources_of(rev: str, into: Path) -> Path:
+    """An importable `kopt` package as it was at `rev` (the installed layout: kopt/, with index/, ingest/, corpora/
+    inside it), for PYTHONPATH."""
+    src, pkg = into / "src", into / "pkg"
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "kopt", "index", "ingest", "corpora"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    shutil.copytree(src / "kopt", pkg / "kopt")
+    for sub in ("index", "ingest", "corpora"):
+        (pkg / "kopt" / sub).symlink_to(src / sub)
+    return pkg
+
+
+def time_once(args: list[str], env: dict, cwd: Path) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "kopt.cli", *args], capture_output=True, text=True, env=env, cwd=cwd)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"kopt {' '.join(args)} failed: {done.stderr.strip()[-1000:]}")
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--home", type=Path, help="KOPT_HOME with an index (default: $KOPT_HOME, else ~/.kopt)")
+    ap.add_argument("--before", metavar="REV", help="also time the sources of this git revision, turn about")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HF_HUB_OFFLINE"] = "1"
+    if args.home:
+        env["KOPT_HOME"] = str(args.home.resolve())
+    with tempfile.TemporaryDirectory(prefix="kopt-bench-cmd-") as tmp:
+        cwd = Path(tmp)  # no kopt.toml, and no checkout on sys.path[0]
+        variants = {"now": env}
+        if args.before:
+            variants = {"before": {**env, "PYTHONPATH": str(sources_of(args.before, cwd / "before"))}, **variants}
+        times: dict[str, dict[str, list[float]]] = {v: {c: [] for c in COMMANDS} for v in variants}
+        loads: list[float] = []
+        for variant, venv in variants.items():  # a first, untimed run each: the disk cache holds what they read
+            for cmd in COMMANDS.values():
+                time_once(cmd, venv, cwd)
+        for _ in range(args.runs):
+            for name, cmd in COMMANDS.items():
+                for variant, venv in variants.items():
+                    loads.append(os.getloadavg()[0])
+                    times[variant][name].append(time_once(cmd, venv, cwd))
+    report = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": args.runs, "before": args.before,
+              "load_1min": {"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
+              "seconds": {v: {c: {"median": round(statistics.median(t), 3), "min": round(min(t), 3),
+                                  "max": round(max(t), 3)} for c, t in by_cmd.items()} for v, by_cmd in times.items()}}
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return
+    load = report["load_1min"]
+    print(f"{report['machine']}, {report['date']}, {args.runs} runs each, "
+          f"load {load['min']:.1f}-{load['max']:.1f} (median {load['median']:.1f})")
+    for name in COMMANDS:
+        row = "  ".join(f"{v} {s[name]['median']:.2f} s ({s[name]['min']:.2f}-{s[name]['max']:.2f})"
+                        for v, s in report["seconds"].items())
+        print(f"kopt {' '.join(COMMANDS[name]):<50} {row}")
+
+
+if __name__ == "__main__":
+    main()
