@@ -1,10 +1,16 @@
-"""The knowledge index: embeddings, Qdrant storage (Edge or server), hybrid retrieval (kopt.index)."""
+"""The knowledge index: embeddings, Qdrant storage (Edge or server), hybrid retrieval (kopt.index).
+
+Its names load on first use: `kopt search` that a warm worker answers (kopt.index.worker) needs neither
+numpy nor the engine.
+"""
 
 import os
 import sys
 
+__all__ = ["Hit", "Index", "KoptRetriever", "open_index"]
 
-def _load_numpy_with_one_blas_thread() -> None:
+
+def load_numpy_with_one_blas_thread() -> None:
     """Query embeddings are small matrix products, where OpenBLAS's thread hand-offs cost more than they save
     (a 128-token query: 370 ms with 2 threads on a busy 2-core box, 90 ms with 1). OpenBLAS reads its thread count
     once, when numpy loads; the variable is put back at once so that child processes are not affected."""
@@ -17,14 +23,11 @@ def _load_numpy_with_one_blas_thread() -> None:
         del os.environ["OPENBLAS_NUM_THREADS"]
 
 
-_load_numpy_with_one_blas_thread()
-
-from kopt.index.search import Hit, Index, open_index  # noqa: E402
-
-__all__ = ["Hit", "Index", "KoptRetriever", "open_index"]
-
-
 def __getattr__(name: str):
+    if name in ("Hit", "Index", "open_index"):
+        from kopt.index import search
+
+        return getattr(search, name)
     if name == "KoptRetriever":  # llama-index is slow to import; load it only when asked for
         from kopt.index.retriever import KoptRetriever
 

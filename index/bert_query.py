@@ -14,7 +14,10 @@ import struct
 from functools import cache
 from pathlib import Path
 
-import numpy as np
+from kopt.index import load_numpy_with_one_blas_thread
+
+load_numpy_with_one_blas_thread()
+import numpy as np  # noqa: E402
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 

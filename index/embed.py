@@ -13,7 +13,10 @@ import sqlite3
 from functools import cache
 from pathlib import Path
 
-import numpy as np
+from kopt.index import load_numpy_with_one_blas_thread
+
+load_numpy_with_one_blas_thread()
+import numpy as np  # noqa: E402
 
 from kopt.config import kopt_home
 from kopt.errors import KoptError

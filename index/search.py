@@ -344,7 +344,7 @@ def _min_max(values: list[float]) -> list[float]:
     return [(v - lo) / (hi - lo) for v in values] if hi > lo else [1.0] * len(values)
 
 
-@cache
+@lru_cache(maxsize=1024)  # bounded: a search worker lives on between commands
 def _query_embedding(model: str, query: str) -> list[float]:
     from kopt.index.embed import embed_query
 

@@ -46,7 +46,7 @@ def test_safetensors_are_read_as_the_library_reads_them():
 
 
 def test_the_spinner_names_the_step_on_a_terminal_and_stays_out_of_piped_output(tmp_path):
-    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "TERM": "xterm"}
+    env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "TERM": "xterm", "KOPT_SEARCH_WORKER": "0"}  # in process
     command = [sys.executable, "-m", "kopt.cli", "search", "why is my load not vectorized"]
     piped = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert piped.returncode == 1 and piped.stderr.strip().splitlines() == [piped.stderr.strip()]

@@ -275,3 +275,95 @@ def test_killed_ingest_leaves_the_old_version_served_and_the_next_ingest_works(s
     doctor = kopt(site / "home", "index", "doctor", "--json")
     report = json.loads(doctor.stdout)
     assert doctor.returncode == 0 and report["problems"] == [] and report["orphans"] == []  # the build resumed
+
+
+def worker_pid(settings) -> int | None:
+    """The pid of the index's search worker (the kernel's SO_PEERCRED of its socket), or None when none runs."""
+    import socket
+    import struct
+
+    from kopt.index.worker import address
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(address(settings.index_path))
+        except ConnectionRefusedError:
+            return None
+        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+        sock.sendall(b"{}\n")  # not a request: it answers "failed" and goes on
+        return pid
+
+
+def stop_worker(settings) -> None:
+    pid = worker_pid(settings)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_the_search_worker_answers_as_the_index_does_and_follows_each_new_version(site):
+    from kopt.errors import KoptError
+    from kopt.index import worker
+
+    settings = Settings(index_path=site / "home" / "index")
+    args = (QUERY,)
+    kwargs = {"corpus": "patterns", "k": 5, "mode": "hybrid"}
+    try:
+        assert worker.call(settings, "search", *args, **kwargs) is None  # none yet: this call started one
+        deadline = time.time() + 90
+        while (hits := worker.call(settings, "search", *args, **kwargs)) is None and time.time() < deadline:
+            time.sleep(0.2)
+        index = open_index(settings)
+        try:
+            here = index.search(*args, **kwargs)
+        finally:
+            index.close()
+        assert hits and [(h.cite(), h.score) for h in hits] == [(h.cite(), h.score) for h in here]
+        old = served_version(site)
+        assert {h.meta["version"] for h in hits} == {old}
+        with pytest.raises(KoptError, match="'nope' is not in the index"):
+            worker.call(settings, "search", QUERY, corpus="nope")
+
+        edit(site / "corpus", "v2")
+        done = kopt(site / "home", "ingest", "patterns", "--path", str(site / "corpus"), "--json")
+        assert done.returncode == 0, done.stderr
+        new = served_version(site)
+        assert new != old
+        hits = worker.call(settings, "search", *args, **kwargs)  # the first request after the publish
+        assert hits and {h.meta["version"] for h in hits} == {new}
+
+        cli = [sys.executable, "-m", "kopt.cli", "search", QUERY, "--corpus", "patterns", "--k", "3"]
+        through_worker = subprocess.run(cli, capture_output=True, text=True, env=env_for(site / "home"), cwd=site)
+        in_process = subprocess.run(cli, capture_output=True, text=True, cwd=site,
+                                    env={**env_for(site / "home"), "KOPT_SEARCH_WORKER": "0"})
+        assert through_worker.returncode == in_process.returncode == 0
+        assert through_worker.stdout == in_process.stdout and f"@{new}" in through_worker.stdout
+    finally:
+        stop_worker(settings)
+
+
+def test_a_worker_leaves_when_idle_a_second_one_at_once_and_none_starts_when_turned_off(site, monkeypatch):
+    from kopt.index import worker
+
+    settings = Settings(index_path=site / "home" / "index")
+    serve = [sys.executable, "-c", "import sys; from pathlib import Path; from kopt.index.worker import serve; "
+                                   "serve(Path(sys.argv[1]), idle=float(sys.argv[2]))", str(settings.index_path)]
+    first = subprocess.Popen([*serve, "30"], env=env_for(site / "home"))
+    try:
+        deadline = time.time() + 60
+        while worker_pid(settings) is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert worker_pid(settings) == first.pid
+        second = subprocess.run([*serve, "30"], env=env_for(site / "home"), timeout=60)  # the name is taken: leaves
+        assert second.returncode == 0 and first.poll() is None
+    finally:
+        first.terminate()
+        first.wait(timeout=30)
+    idle = subprocess.run([*serve, "0.5"], env=env_for(site / "home"), timeout=60)  # nobody asks: it leaves by itself
+    assert idle.returncode == 0
+
+    started = []
+    monkeypatch.setattr(worker, "start", started.append)
+    assert worker.call(settings, "search", QUERY, corpus="patterns") is None and started  # none runs: start one
+    monkeypatch.setenv("KOPT_SEARCH_WORKER", "0")
+    started.clear()
+    assert worker.call(settings, "search", QUERY, corpus="patterns") is None and not started

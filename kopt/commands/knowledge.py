@@ -85,25 +85,32 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
                path_glob: str | None, pass_name: str | None, symbol: str | None, emitter: bool, qdrant_url: str | None,
                as_json: bool) -> None:
     """Search the compiler sources, pass notes and patterns."""
-    with steps(not as_json) as step:
-        step("opening the index")
-        from kopt.index import open_index
+    from kopt.index import worker
 
-        index = open_index(load_settings(qdrant_url=qdrant_url))
-        try:
-            corpora = list(corpus) or None
-            if symbol:
-                step(f"looking up {symbol}")
-                hits = index.lookup_symbol(symbol, corpora)[:k]
-            elif emitter:
-                step("finding the code that emits the message")
-                hits = index.find_emitter(query, corpora, k=k)
-            else:
-                step("embedding the query and searching" if mode != "sparse" else "searching")
-                hits = index.search(query, corpus=corpora, k=k, mode=mode, filters={
-                    "language": language, "kind": kind, "path": path_glob, "passes": pass_name})
-        finally:
-            index.close()
+    corpora = list(corpus) or None
+    if symbol:
+        op, args, kwargs = "lookup_symbol", (symbol, corpora), {}
+    elif emitter:
+        op, args, kwargs = "find_emitter", (query, corpora), {"k": k}
+    else:
+        op, args, kwargs = "search", (query,), {"corpus": corpora, "k": k, "mode": mode, "filters": {
+            "language": language, "kind": kind, "path": path_glob, "passes": pass_name}}
+    settings = load_settings(qdrant_url=qdrant_url)
+    with steps(not as_json) as step:
+        step("asking the index's search worker")
+        hits = worker.call(settings, op, *args, **kwargs)
+        if hits is None:  # no warm worker (the first search of an index starts one): search here
+            step("opening the index")
+            from kopt.index import open_index
+
+            index = open_index(settings)
+            try:
+                step({"lookup_symbol": f"looking up {symbol}", "find_emitter": "finding the code that emits the message",
+                      "search": "embedding the query and searching" if mode != "sparse" else "searching"}[op])
+                hits = getattr(index, op)(*args, **kwargs)
+            finally:
+                index.close()
+    hits = hits[:k]
     if as_json:
         emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
         return

@@ -1,0 +1,173 @@
+"""A warm search worker per index: `kopt search` asks it instead of opening the index itself.
+
+Opening an index costs the engine ~80-140 ms a collection (it maps and checks every segment) and closing
+it ~20-80 ms; a search on an open one takes ~4 ms. So the first `kopt search` of an index starts a worker
+(`python -m kopt.index.worker INDEX`, its own session, no terminal) and searches in process as before;
+the next ones send their query over a Unix socket and get the hits back.
+
+- **Never stale.** Before each request the worker compares catalog.json's inode and mtime with those it
+  opened the index at; an ingest or drop publishes by replacing the catalog, so the first request after a
+  publish reopens the index and pins the new version (readers see the old version, then the new one).
+- **Starts and stops by itself.** The socket is in Linux's abstract namespace: it goes away with its
+  process, so no file is left behind, and a second worker of the same index cannot bind it and exits.
+  A worker leaves after IDLE_SECONDS without a request, or when its index folder is gone.
+- **Only for its user.** Each end checks the other's uid (SO_PEERCRED): an abstract name has no file
+  permissions, so another user could bind it first, or connect.
+- **Optional.** Its name carries kopt's version and the mtimes of the index sources and the glossary, so
+  changed code never answers through an old worker. When there is no worker, it fails, or it is slow
+  (QUERY_TIMEOUT), the caller searches in process; KOPT_SEARCH_WORKER=0 turns workers off; a Qdrant server
+  (qdrant_url) needs none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+IDLE_SECONDS = 120.0
+QUERY_TIMEOUT = 10.0  # a client waits this long for its hits before it searches in process
+OPS = ("search", "lookup_symbol", "find_emitter")
+
+
+def address(index_path: Path) -> bytes:
+    """The abstract socket name of the worker for this index, this kopt version and these index sources."""
+    from kopt import __version__
+
+    here = Path(__file__).parent
+    glossary = here.parent / "corpora" / "glossary.toml"  # beside kopt/index when installed, and in the checkout
+    stamp = max(p.stat().st_mtime_ns for p in [*here.glob("*.py"), *([glossary] if glossary.is_file() else [])])
+    key = f"{Path(index_path).resolve()}|{__version__}|{stamp}"
+    return b"\0kopt-search-" + hashlib.sha256(key.encode()).hexdigest()[:24].encode()
+
+
+def call(settings, op: str, *args, **kwargs) -> list | None:
+    """The hits of `Index.<op>(*args, **kwargs)` from the index's warm worker; None when the caller should
+    run it in process (no worker yet: one is started for the next call; workers off; the worker failed)."""
+    if settings.qdrant_url or os.environ.get("KOPT_SEARCH_WORKER") == "0":
+        return None
+    name = address(settings.index_path)
+    request = json.dumps({"op": op, "args": args, "kwargs": kwargs}).encode() + b"\n"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(QUERY_TIMEOUT)
+            sock.connect(name)
+            if not _same_user(sock):  # anyone may bind an abstract name: hits come only from our own user
+                return None
+            sock.sendall(request)
+            reply = json.loads(_read_all(sock))
+    except (ConnectionRefusedError, FileNotFoundError):
+        start(settings.index_path)
+        return None
+    except (OSError, ValueError):  # slow, killed mid-reply, or a reply that is not JSON
+        return None
+    if "error" in reply:
+        from kopt import errors
+
+        raise getattr(errors, reply["kind"], errors.KoptError)(reply["error"], hint=reply.get("hint"))
+    if "hits" not in reply:
+        return None
+    from kopt.index.search import Hit
+
+    return [Hit(h["score"], h["text"], h["meta"]) for h in reply["hits"]]
+
+
+def start(index_path: Path) -> None:
+    """Start a worker for this index, detached (its own session, no terminal); it exits at once if one runs."""
+    try:
+        subprocess.Popen([sys.executable, "-m", "kopt.index.worker", str(Path(index_path).resolve())],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, cwd="/")
+    except OSError:  # no worker then: searches stay in process
+        pass
+
+
+def serve(index_path: Path, idle: float = IDLE_SECONDS) -> None:
+    """Answer requests one at a time until idle for `idle` seconds or the index folder is gone."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(address(index_path))
+    except OSError:  # another worker serves this index
+        return
+    sock.listen(64)
+    sock.settimeout(idle)
+    from kopt.config import Settings
+    from kopt.errors import KoptError
+    from kopt.index.search import Index
+
+    index, opened_at = None, None
+    try:
+        while index_path.is_dir():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                return
+            with conn:
+                conn.settimeout(5.0)
+                if not _same_user(conn):
+                    continue
+                try:
+                    request = json.loads(_read_line(conn))
+                    stamp = _catalog_stamp(index_path)
+                    if index is None or stamp != opened_at:  # a new version is published: pin it
+                        if index is not None:
+                            index.close()
+                            index = None
+                        opened_at = stamp
+                        index = Index(Settings(index_path=index_path))
+                    if request["op"] not in OPS:
+                        raise ValueError(f"unknown op {request['op']!r}")
+                    hits = getattr(index, request["op"])(*request["args"], **request["kwargs"])
+                    reply = {"hits": [h.to_dict() for h in hits]}
+                except KoptError as exc:
+                    reply = {"error": exc.args[0], "hint": exc.hint, "kind": type(exc).__name__}
+                except Exception as exc:  # a bad request or a bug: the client searches in process and shows it
+                    reply = {"failed": f"{type(exc).__name__}: {exc}"}
+                try:
+                    conn.sendall(json.dumps(reply).encode())
+                except OSError:  # the client gave up waiting
+                    pass
+    finally:
+        if index is not None:
+            index.close()
+        sock.close()
+
+
+def _same_user(sock: socket.socket) -> bool:
+    """Whether the process at the other end runs as this user (the kernel's word: SO_PEERCRED)."""
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid == os.getuid()
+
+
+def _catalog_stamp(index_path: Path) -> tuple | None:
+    try:
+        st = os.stat(index_path / "catalog.json")
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    while chunk := sock.recv(1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))
