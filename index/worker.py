@@ -101,7 +101,24 @@ def serve(index_path: Path, idle: float = IDLE_SECONDS) -> None:
     from kopt.index.search import Index
 
     index, opened_at = None, None
+
+    def current() -> Index:
+        """The open index, reopened first when a new catalog is published since it was opened."""
+        nonlocal index, opened_at
+        stamp = _catalog_stamp(index_path)
+        if index is None or stamp != opened_at:
+            if index is not None:
+                index.close()
+                index = None
+            opened_at = stamp
+            index = Index(Settings(index_path=index_path))
+        return index
+
     try:
+        try:  # open every collection and load the query encoder now, not in the first request
+            current().search("warm up the search worker", k=1)
+        except KoptError:  # an empty or broken index: each request will say so
+            pass
         while index_path.is_dir():
             try:
                 conn, _ = sock.accept()
@@ -113,16 +130,9 @@ def serve(index_path: Path, idle: float = IDLE_SECONDS) -> None:
                     continue
                 try:
                     request = json.loads(_read_line(conn))
-                    stamp = _catalog_stamp(index_path)
-                    if index is None or stamp != opened_at:  # a new version is published: pin it
-                        if index is not None:
-                            index.close()
-                            index = None
-                        opened_at = stamp
-                        index = Index(Settings(index_path=index_path))
                     if request["op"] not in OPS:
                         raise ValueError(f"unknown op {request['op']!r}")
-                    hits = getattr(index, request["op"])(*request["args"], **request["kwargs"])
+                    hits = getattr(current(), request["op"])(*request["args"], **request["kwargs"])
                     reply = {"hits": [h.to_dict() for h in hits]}
                 except KoptError as exc:
                     reply = {"error": exc.args[0], "hint": exc.hint, "kind": type(exc).__name__}
