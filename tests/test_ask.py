@@ -37,7 +37,11 @@ def settings(tmp_path_factory):
 def test_why_no_vectorization_offline(settings):
     from kopt.ask import ask
 
-    answer = ask("why no vectorization here", kernel=STRIDED, line=15, settings=settings)
+    steps = []  # what the CLI's spinner shows, in order
+    answer = ask("why no vectorization here", kernel=STRIDED, line=15, settings=settings, step=steps.append)
+    assert steps[:3] == ["opening the index", "compiling strided_scale.py and reading its lowered code",
+                         "reading the compiler's reasons for misaligned_access"]
+    assert steps[-1] == "searching the compiler source"
     assert answer.line == 15 and answer.facts and "ld.global.b32" in answer.facts[0]
     assert "stride_x=1" in answer.facts[0]  # the runtime stride's known divisibility
     assert answer.findings_text[0].startswith("misaligned_access")

@@ -121,7 +121,7 @@ def test_numpy_query_embedding_matches_sentence_transformers():
     assert supported(folder)
     for query in ("software pipelining num_stages on hopper", "ttg.convert_layout " * 100):
         fast = np.array(encode_query(folder, query, MAX_TOKENS))
-        assert float(fast @ encode(DEFAULT_MODEL, [query])[0]) > 0.9999
+        assert np.abs(fast - encode(DEFAULT_MODEL, [query])[0]).max() < 1e-6  # measured: 1.1e-7 - 1.6e-7
 
 
 def test_whole_classes_list_their_methods_for_symbol_lookup():
