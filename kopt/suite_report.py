@@ -67,8 +67,9 @@ def _median(values: Iterable[float | None]) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str | None = None) -> OperatorResult:
-    """The accounting of one run (a store Run and its Rounds)."""
+def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str | None = None,
+                    references: dict[str, Any] | None = None) -> OperatorResult:
+    """The accounting of one run (a store Run and its Rounds); `references`: torch's times when the run holds none."""
     base = list(run.baseline or [])
     timed = bool(base) and all(t is not None and t > 0 for t in base)
     best, best_speedup, trail = None, 1.0, []
@@ -78,7 +79,7 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
             best, best_speedup = rnd, s
         trail.append((rnd.n, best_speedup))
     final_times = list(best.case_times) if best else base
-    refs = (run.options or {}).get("references") or {}
+    refs = (run.options or {}).get("references") or references or {}
     eager, compiled = refs.get("eager_ms"), refs.get("compile_ms")
     initial_roof = (run.timing or {}).get("roofline") or []
     roofline = None

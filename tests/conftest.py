@@ -58,6 +58,7 @@ SLOW = {
     "test_eval_report_arms.py::test_arms_can_be_the_groundings_of_one_campaign",
     "test_eval_report_arms.py::test_cli_compares_two_arms_as_markdown_and_json",
     "test_eval_report_arms.py::test_cli_says_which_arm_is_missing",
+    "test_eval_report_arms.py::test_an_arm_without_torch_references_uses_the_other_arms",
     "test_harness_validate.py::test_a_broken_task_file_raises_task_error_and_a_broken_candidate_fails",
     "test_harness_validate.py::test_a_candidate_that_ends_early_with_status_0_is_a_cheat_not_a_pass",
     "test_harness_validate.py::test_an_exception_in_candidate_code_names_its_line",

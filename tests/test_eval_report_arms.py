@@ -179,3 +179,19 @@ def test_arms_can_be_the_groundings_of_one_campaign(tmp_path):
     assert missing.returncode != 0 and "no runs of campaign 'llm' with grounding 'half'" in missing.stderr
     mixed = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--campaign", "llm"], tmp_path)
     assert mixed.returncode != 0 and "report them with --compare llm/full llm/none" in mixed.stderr
+
+
+def test_an_arm_without_torch_references_uses_the_other_arms(tmp_path):
+    """The campaign times torch eager/compile once per task (one arm's run); the report finds them for the other."""
+    store = RoundsStore(_build(tmp_path))
+    try:
+        for run in store.runs():
+            if run.options["campaign"] == "none" and run.options["op"] == "a":
+                store.set_status(run.run_id, run.status, run.stop_reason,
+                                 {k: v for k, v in run.options.items() if k != "references"})
+    finally:
+        store.close()
+    js = _kopt(["eval", "report", "--store", str(tmp_path / ".kopt"), "--compare", "full", "none", "--json"], tmp_path)
+    assert js.returncode == 0, js.stderr
+    none = json.loads(js.stdout)["arms"]["none"]["summary"]
+    assert none["geomean_vs_compile"] == pytest.approx(1.0) and none["geomean_vs_eager"] == pytest.approx(4.0)

@@ -25,7 +25,7 @@ def _why(store: Any, run: Any) -> str:
 def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = None) -> dict[str, Any]:
     """Per-operator results, per-policy summaries, the environment and shortfall reasons of a campaign (of one
     grounding arm of it, when given)."""
-    from kopt.campaign import campaign_runs, environment
+    from kopt.campaign import campaign_runs, environment, known_references
     from kopt.rounds.store import RoundsStore
     from kopt.suite_report import POLICIES, operator_result, summarize
 
@@ -40,7 +40,10 @@ def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = No
                              if (r.options or {}).get("campaign") == campaign})
         results, reasons, env = [], {}, {}
         for (op, policy), (store, run) in sorted(runs.items()):
-            results.append(operator_result(run, store.rounds(run.run_id), run.options.get("family", ""), policy))
+            # torch's references depend only on the task source: a run without its own uses another run's (the
+            # ablation's other arm, another policy), as the campaign itself does
+            refs = run.options.get("references") or (known_references(store, run) if run.timing.get("available") else None)
+            results.append(operator_result(run, store.rounds(run.run_id), run.options.get("family", ""), policy, refs))
             reasons[run.run_id] = _why(store, run)
             env = env or (run.options.get("env") if run.timing.get("available") else {}) or {}
     finally:
