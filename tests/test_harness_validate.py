@@ -141,3 +141,16 @@ def test_a_candidate_that_ends_early_with_status_0_is_a_cheat_not_a_pass(tmp_pat
         kopt.harness.integrity.check_file = original
     assert not result.ok and result.reason == "cheat" and result.cheat == "missing_outputs"
     assert "after 2 of 10 outputs" in result.message  # both calls of the first shape, then the exit
+
+
+def test_a_gpu_out_of_memory_in_kopts_own_compare_falls_back_to_the_cpu(monkeypatch):
+    """A busy GPU (a campaign's other jobs) must not turn a correct candidate into an `incorrect` one."""
+    import kopt.harness.validate as v
+
+    def busy() -> str:
+        raise torch.OutOfMemoryError("CUDA out of memory (test)")
+
+    monkeypatch.setattr(v, "_compare_device", busy)
+    x = torch.randn(64)
+    assert v.safe_compare(x, x.clone(), lambda dtype: (1e-6, 1e-6))["ok"]
+    assert not v.safe_compare(x + 1, x, lambda dtype: (1e-6, 1e-6))["ok"]

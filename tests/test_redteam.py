@@ -61,6 +61,16 @@ def test_the_static_check_flags_no_legit_kernel_file():
     assert {name: v[0].message for name, v in found.items() if v} == {}
 
 
+def test_tma_descriptors_are_launch_plumbing_but_the_rest_of_triton_tools_is_not():
+    tma = "from triton.tools.tensor_descriptor import TensorDescriptor\n\ndef entry(x):\n" \
+          "    return TensorDescriptor.from_tensor(x, [64, 64])\n"
+    assert check_source(tma, "tma.py") == []
+    for hidden in ("from triton.tools import disasm\n", "import triton.tools.disasm\n",
+                   "import triton\n\ndef entry(x):\n    return triton.tools.disasm\n"):
+        (violation,) = check_source(hidden, "hidden.py")[:1]
+        assert violation.code in ("denied_import", "monkeypatch"), hidden
+
+
 @pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
 def test_validate_rejects_every_cheat_and_accepts_legit_rewrites(path):
     h = header(path)

@@ -21,7 +21,7 @@ from kopt.rewrite.guard import PROTECTED
 # --- the lists ------------------------------------------------------------------------------------
 
 ALLOWED_IMPORTS = {"torch", "torch.nn", "torch.nn.functional", "triton", "triton.language", "math", "typing",
-                   "functools", "dataclasses", "__future__"}
+                   "functools", "dataclasses", "__future__", "triton.tools.tensor_descriptor"}
 ALLOWED_IMPORT_PREFIXES = ("triton.language.",)  # libdevice and friends: device code only
 LIBRARY_ALLOWED = {"functools.partial", "functools.wraps"}  # what of functools code may use (not reduce, caches)
 # torch paths code outside a kernel may use: allocation, dtypes, devices, shape/type queries, module plumbing
@@ -42,6 +42,7 @@ TORCH_ALLOWED = {
 TORCH_INIT_ONLY = ("torch.nn.",)  # layers as weight holders, in a ModelNew's __init__ (KernelBench loads Model's)
 TRITON_DENIED = ("triton.knobs", "triton.compiler", "triton._C", "triton.runtime.interpreter", "triton.runtime.jit",
                  "triton.testing", "triton.tools", "triton.backends")
+TRITON_PUBLIC = ("triton.tools.tensor_descriptor",)  # of those, launch plumbing a candidate may use (TMA descriptors)
 DENIED_NAMES = {"exec", "eval", "compile", "open", "__import__", "globals", "locals", "vars", "setattr", "getattr",
                 "delattr", "breakpoint", "input", "exit", "quit", "help", "__builtins__", "memoryview", "SystemExit"}
 BUILTIN_MATH = {"sum", "abs", "pow", "divmod", "round", "max", "min", "map"}  # compute when given tensors
@@ -274,7 +275,7 @@ class _Checker:
     def check_torch_path(self, node: ast.AST, path: str, where: str) -> None:
         if path.startswith("functools.") and path not in LIBRARY_ALLOWED:
             self.flag(node, "output_cache" if "cache" in path else "denied_name", f"uses `{path}`")
-        if path.startswith("triton") and path.startswith(TRITON_DENIED):
+        if path.startswith("triton") and path.startswith(TRITON_DENIED) and not path.startswith(TRITON_PUBLIC):
             self.flag(node, "monkeypatch", f"reaches into `{path}` (Triton's runtime, the launch hooks included)")
         if not path.startswith("torch") or where == "kernel":
             return
@@ -303,7 +304,12 @@ class _Checker:
         for node in ast.walk(fn):  # assignments, in source order (ast.walk is breadth-first: good enough for taint)
             if isinstance(node, ast.Assign) and self.is_tensor(node.value, names):
                 for t in node.targets:
-                    names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                    tainted = [t]
+                    if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                            and len(t.elts) == len(node.value.elts):  # `a, k = x, K`: only `a` is a tensor
+                        tainted = [e for e, v in zip(t.elts, node.value.elts) if self.is_tensor(v, names)]
+                    for target in tainted:
+                        names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
             elif isinstance(node, (ast.For, ast.comprehension)) and self.is_tensor(node.iter, names):
                 names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
             elif record_calls and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
