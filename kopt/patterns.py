@@ -56,7 +56,8 @@ PROVENANCE_KINDS = ("curated", "synthesized")
 METRIC_PREDICATE = re.compile(r"^\s*([A-Za-z_][\w.:]*)\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 _REQUIRED = ("id", "title", "family", "applies_to", "symptoms", "recipe", "rationale", "expected_effect", "provenance")
-_KNOWN = set(_REQUIRED) | {"preconditions", "stats"}
+_KNOWN = set(_REQUIRED) | {"preconditions", "stats", "examples"}
+EXAMPLE_KEYS = ("round", "op", "speedup", "change", "diff")  # a validated win's diff to its parent, trimmed
 
 
 @dataclass
@@ -74,6 +75,7 @@ class Pattern:
     provenance: dict[str, Any]  # kind (curated|synthesized), rounds (run_id:n of the rounds it came from)
     preconditions: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    examples: list[dict[str, Any]] = field(default_factory=list)  # EXAMPLE_KEYS: the wins it was learnt from
     path: Path | None = None
 
     @property
@@ -129,11 +131,18 @@ class Pattern:
         if refs:
             lines.append("Compiler references: " + ", ".join(refs))
         lines.append(f"Expected effect: {' '.join(self.expected_effect.split())}")
+        for ex in self.examples:
+            lines.append(f"Example {ex['round']} ({ex.get('op', '?')}, {ex.get('speedup', '?')}x): "
+                         + " ".join(str(ex.get("change", "")).split()))
+        if self.examples:
+            lines += ["Example diff:", *str(self.examples[0]["diff"]).splitlines()[:40]]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("path")
+        if not data["examples"]:  # files without examples stay as they were
+            data.pop("examples")
         return data
 
 
@@ -240,6 +249,16 @@ def check_pattern(data: Any, path: Path | str) -> None:
         raise _fail(path, "stats.speedups", "must be a list of positive numbers")
     _str_list(stats, "families", path, label="stats")
 
+    examples = data.get("examples") or []
+    if not isinstance(examples, list):
+        raise _fail(path, "examples", "must be a list of mappings with round and diff")
+    for i, ex in enumerate(examples):
+        if not isinstance(ex, dict) or not all(isinstance(ex.get(k), str) and ex[k].strip() for k in ("round", "diff")):
+            raise _fail(path, f"examples[{i}]", "must be a mapping with round and diff text")
+        if set(ex) - set(EXAMPLE_KEYS):
+            raise _fail(path, f"examples[{i}].{sorted(set(ex) - set(EXAMPLE_KEYS))[0]}",
+                        f"unknown key; known: {', '.join(EXAMPLE_KEYS)}")
+
 
 def pattern_from_dict(data: dict[str, Any], path: Path | None = None) -> Pattern:
     """Check and build a Pattern; missing optional sections become empty."""
@@ -255,7 +274,8 @@ def pattern_from_dict(data: dict[str, Any], path: Path | None = None) -> Pattern
         id=data["id"], title=data["title"], family=data["family"], applies_to=list(data["applies_to"]),
         symptoms=symptoms, recipe=dict(data["recipe"]), rationale=rationale,
         expected_effect=data["expected_effect"], provenance=provenance,
-        preconditions=list(data.get("preconditions") or []), stats=stats, path=path,
+        preconditions=list(data.get("preconditions") or []), stats=stats,
+        examples=[dict(ex) for ex in data.get("examples") or []], path=path,
     )
 
 

@@ -1,12 +1,13 @@
 """Retrospective synthesis: validated rounds across runs become patterns, so L1 gets better over time.
 
-Every round is keyed by what made it work: the finding it acted on, the kind of change (the recipe,
-or for an LLM candidate a classification of its source diff against its parent), and the operator's
-family. A round that used a known pattern counts toward that pattern's stats (tries, wins, speedups,
-families; failures lower its win rate). Two or more wins with the same finding and kind of change that
-no pattern covers become a new pattern, with the rounds as provenance; one pattern per (finding, kind)
-collects every family, and a new one that duplicates a known pattern (same finding, same recipe) is
-merged into it. Curated files are never written: their stats go to an overlay copy in the output
+Every round is keyed by what made it work. A recipe round: the finding it acted on and the recipe. An
+LLM round: the kind of change its candidate made to its parent (kopt/change_kinds.py reads it from the
+diff), whatever finding it was filed under. A round that used a known pattern, or an LLM change that a
+curated pattern prescribes for a symptom the parent showed, counts toward that pattern's stats (tries,
+wins, speedups, families; failures lower its win rate). Two or more wins of one key that no pattern
+covers become a new pattern, with the rounds as provenance; an LLM one carries the symptoms most winning
+parents showed, the winning Change lines as guidance and the best diffs as examples. A new one that
+duplicates a known pattern (same finding, same recipe) is merged into it. Curated files are never written: their stats go to an overlay copy in the output
 directory. A ledger (synthesis.json) there remembers counted rounds, so running it twice counts once.
 
 Wins that only a profile or the compiler's IR found (L2-L4) teach L1 a shortcut: two or more wins of one
@@ -17,10 +18,11 @@ half its tries), L1 acts on it for a kernel like those without profiling it.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,8 @@ from typing import Any
 import yaml
 
 from kopt.diagnose.findings import FINDING_IDS
-from kopt.diagnose.l1 import SIGNAL_FINDING, l1_view
+from kopt.change_kinds import CHANGE_KINDS, classify_change
+from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
 
@@ -37,63 +40,13 @@ MIN_WINS = 2
 LEDGER = "synthesis.json"
 OVERLAY_MARK = "# kopt synthesize: stats overlay"
 
-# Kinds of change an LLM candidate makes, what each means, and the catalog family it belongs to.
-CHANGE_KINDS: dict[str, tuple[str, str]] = {
-    "hint_added": ("compiler hints added (tl.multiple_of, max_contiguous, eviction/cache hints)", "memory_access"),
-    "autotune_added": ("@triton.autotune over configs added", "launch_config"),
-    "launch_config_changed": ("num_warps / num_stages changed", "launch_config"),
-    "block_shape_changed": ("block / tile shape constants changed", "tiling"),
-    "loop_restructured": ("loops added, removed or re-bounded", "loop"),
-    "fused": ("fewer kernels or launches: work fused", "fusion"),
-    "precision_changed": ("dtypes or dot precision changed", "tensor_cores"),
-    "rewritten": ("other source changes", "memory_access"),
-}
 RECIPE_FAMILY = {
     "launch_config_search": "launch_config", "autotune": "launch_config", "num_stages_search": "pipelining",
     "alignment_hints": "memory_access", "contiguous_reorder": "memory_access", "dot_precision": "tensor_cores",
     "grouped_order": "cache", "eviction_policy": "cache", "persistent_grid": "persistent",
     "hoist_invariant": "loop", "split_block": "registers", "int32_indexing": "indexing",
 }
-# An LLM change of this kind does what this recipe does: a pattern with the recipe covers it.
-KIND_RECIPE = {"hint_added": "alignment_hints", "autotune_added": "autotune",
-               "launch_config_changed": "launch_config_search", "block_shape_changed": "launch_config_search",
-               "precision_changed": "dot_precision"}
-
-_FEATURES = {
-    "hints": r"tl\.(multiple_of|max_contiguous|assume)\b|eviction_policy\s*=|cache_modifier\s*=",
-    "autotune": r"@triton\.autotune\b",
-    "kernels": r"@triton\.jit\b",
-    "launches": r"\w+\[\s*\(?[^\]]*\]\s*\(",
-    "loops": r"^\s*(for|while)\b",
-    "ranges": r"\b(tl\.range|tl\.static_range|range)\([^)]*\)",
-    "precision": r"\b(tl\.)?(float16|bfloat16|float32|float8\w*|fp16|bf16|fp32|tf32\w*)\b|input_precision\s*=|allow_tf32",
-    "config": r"\bnum_(warps|stages)\s*=\s*\d+",
-    "blocks": r"\b[A-Z_]*BLOCK[A-Z_0-9]*\s*=\s*[^,)\n]+",
-}
-
-
-def classify_diff(old: str, new: str) -> list[str]:
-    """Kinds of change from `old` to `new` source (CHANGE_KINDS keys), most specific first."""
-    def feats(src: str) -> dict[str, list[str]]:
-        return {k: sorted(m.group(0).replace(" ", "") for m in re.finditer(rx, src, re.M)) for k, rx in _FEATURES.items()}
-
-    a, b = feats(old), feats(new)
-    kinds = []
-    if len(b["kernels"]) < len(a["kernels"]) or len(b["launches"]) < len(a["launches"]):
-        kinds.append("fused")
-    if len(b["autotune"]) > len(a["autotune"]):
-        kinds.append("autotune_added")
-    if len(b["hints"]) > len(a["hints"]):
-        kinds.append("hint_added")
-    if a["precision"] != b["precision"]:
-        kinds.append("precision_changed")
-    if a["loops"] != b["loops"] or a["ranges"] != b["ranges"]:
-        kinds.append("loop_restructured")
-    if a["blocks"] != b["blocks"]:
-        kinds.append("block_shape_changed")
-    if a["config"] != b["config"]:
-        kinds.append("launch_config_changed")
-    return kinds or ["rewritten"]
+MAX_EXAMPLES, MAX_DIFF_LINES = 2, 80
 
 
 @dataclass
@@ -113,6 +66,12 @@ class Attempt:
     level: str | None = None  # the deepest diagnosis level of the round
     kinds: tuple[str, ...] = ()  # the kernel kinds of the source the round changed (L1's view)
     signals: tuple[str, ...] = ()  # the L1 source signals of that source
+    diagnosed: tuple[str, ...] = ()  # findings on that source: its L1 signals' and any recorded diagnosis of it
+    diff: str = ""  # an LLM candidate's change to that source, trimmed
+
+    @property
+    def llm(self) -> bool:
+        return self.change in CHANGE_KINDS
 
 
 @dataclass
@@ -136,67 +95,159 @@ def _family_of(source: str) -> str:
 
 
 def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attempt]:
-    """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None)."""
+    """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None).
+
+    An LLM round is keyed by the kind of change its candidate made to its parent (the task, or the last win
+    before it), whatever finding it was filed under: grounded rounds often disputed their top finding and
+    ungrounded ones had none. What the parent showed is diagnosed instead: its L1 signals, plus the findings
+    any recorded diagnosis (a grounded round of any run) gave that same source."""
     runs = [store.run(r) for r in run_ids] if run_ids else store.runs()
+    recorded = _recorded_diagnoses(store, store.runs())
     attempts = []
     for run in runs:
         task_source = store.get(run.task_hash)
         family = (run.options or {}).get("family") or _family_of(task_source)
         op = (run.options or {}).get("op") or Path(run.task_path).stem
-        parent = task_source
+        parent, parent_hash = task_source, run.task_hash
         view = l1_view(parent)
         for rnd in store.rounds(run.run_id):
             if rnd.outcome not in FAILURES and rnd.outcome != "improved":
                 continue
             finding = (rnd.hypothesis_key or "").split("/")[0] or (rnd.finding_ids or ["unknown"])[0]
+            diff = ""
             if rnd.proposer.startswith("recipe:"):
                 change = rnd.proposer
             elif rnd.candidate:
-                change = classify_diff(parent, store.get(rnd.candidate))[0]
+                candidate = store.get(rnd.candidate)
+                change = classify_change(parent, candidate, rnd.hypothesis)[0]
+                diff = trimmed_diff(parent, candidate)
             else:
                 continue
             win = rnd.outcome == "improved"
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
+            diagnosed = {SIGNAL_FINDING[s] for s in view[1]} | recorded.get(parent_hash, set())
             attempts.append(Attempt(f"{run.run_id}:{rnd.n}", finding, change, family, op, win,
                                     speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids),
-                                    rnd.level_reached, *view))
+                                    rnd.level_reached, *view, tuple(sorted(diagnosed)), diff))
             if win and rnd.candidate:
-                parent = store.get(rnd.candidate)
+                parent, parent_hash = store.get(rnd.candidate), rnd.candidate
                 view = l1_view(parent)
     return attempts
 
 
+def _recorded_diagnoses(store: Any, runs: list[Any]) -> dict[str, set[str]]:
+    """Source hash -> the findings recorded rounds' diagnoses gave that source (the parent each round started from)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        parent = run.task_hash
+        for rnd in store.rounds(run.run_id):
+            found[parent].update(f for f in rnd.finding_ids if f in FINDING_IDS)
+            if rnd.outcome == "improved" and rnd.candidate:
+                parent = rnd.candidate
+    return found
+
+
+def trimmed_diff(old: str, new: str) -> str:
+    """The unified diff old -> new with one line of context, cut to MAX_DIFF_LINES: an example, not a patch."""
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), "parent", "candidate", n=1, lineterm=""))
+    if len(lines) > MAX_DIFF_LINES:
+        lines = lines[:MAX_DIFF_LINES] + [f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)"]
+    return "\n".join(lines)
+
+
 def _covering(attempt: Attempt, catalog: dict[str, Pattern]) -> str | None:
-    """The known pattern this attempt counts toward: the one it used, else a duplicate by finding + recipe."""
+    """The known pattern this attempt counts toward: the one it used, else a duplicate by finding + recipe, or for
+    an LLM change a pattern that prescribes that kind of change for a symptom its parent showed."""
     if attempt.pattern_id in catalog:
         return attempt.pattern_id
-    recipe = attempt.change.split(":", 1)[1] if attempt.change.startswith("recipe:") else KIND_RECIPE.get(attempt.change)
     new_id = _new_id(attempt)
     if new_id in catalog:
         return new_id
+    if attempt.llm:
+        for pid in CHANGE_KINDS[attempt.change].curated:
+            p = catalog.get(pid)
+            if p and fits(p, set(attempt.kinds)) and (set(p.finding_ids) & set(attempt.diagnosed)
+                                                      or set(p.source_signals) & set(attempt.signals)):
+                return pid
+        return None
+    recipe = attempt.change.split(":", 1)[1]
     for p in catalog.values():
-        if recipe and p.recipe_name == recipe and attempt.finding in p.finding_ids:
+        if p.recipe_name == recipe and attempt.finding in p.finding_ids:
             return p.id
     return None
 
 
 def _new_id(attempt: Attempt) -> str:
+    if attempt.llm:
+        return f"llm_{attempt.change}"
     change = attempt.change.split(":", 1)[-1]
     return re.sub(r"[^a-z0-9_]", "_", f"{attempt.finding}_via_{change}".lower())
 
 
+def _shared(values: list[tuple[str, ...]]) -> list[str]:
+    """What at least half of the wins' parents showed, most common first."""
+    counts = Counter(v for vs in values for v in set(vs))
+    return sorted((v for v, c in counts.items() if 2 * c >= len(values)), key=lambda v: (-counts[v], v))
+
+
+def _first_sentences(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    cut = text[:limit]
+    return cut[:cut.rfind(". ") + 1] if ". " in cut[40:] else cut + ("..." if len(text) > limit else "")
+
+
+def _llm_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
+    """A guidance pattern from LLM wins of one kind of change: symptoms are what most winning parents showed,
+    guidance the winning rounds' Change lines, examples their diffs. None when the parents share no symptom."""
+    if wins[0].change == "rewritten":
+        return None
+    kind = CHANGE_KINDS[wins[0].change]
+    findings, signals = _shared([w.diagnosed for w in wins]), _shared([w.signals for w in wins])
+    if not findings and not signals:
+        return None
+    best = sorted(wins, key=lambda w: -(w.speedup or 0))
+    ops, families = sorted({w.op for w in wins}), sorted({w.family for w in wins})
+    speedups = [round(w.speedup, 3) for w in wins if w.speedup]
+    said = " | ".join(f"{w.op} ({w.speedup or 0:.2f}x): {_first_sentences(w.hypothesis)}" for w in best[:4])
+    conditions = [kind.precondition] + [SIGNAL_CONDITIONS[s] for s in signals if s in SIGNAL_CONDITIONS]
+    examples = [{"round": w.ref, "op": w.op, "speedup": round(w.speedup or 0, 3),
+                 "change": _first_sentences(w.hypothesis, 600), "diff": w.diff} for w in best[:MAX_EXAMPLES] if w.diff]
+    effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) "
+              f"over {len(speedups)} validated wins" if speedups else f"{len(wins)} validated wins")
+    unmatched = ", ".join(kind.curated) or "none"
+    return pattern_from_dict({
+        "id": pid,
+        "title": f"{kind.what[0].upper()}{kind.what[1:].split(' (')[0]} (synthesized from LLM wins)",
+        "family": kind.family,
+        "applies_to": families,
+        "symptoms": {"findings": findings, "source": signals},
+        "recipe": {"guidance": f"{kind.what[0].upper()}{kind.what[1:]}. What the winning rounds changed: {said}"},
+        "preconditions": [c for c in conditions if c],
+        "rationale": {"why": f"{len(wins)} validated LLM rounds on {len(ops)} operators ({', '.join(ops)}) made this "
+                             f"change; most of their parent kernels showed {', '.join(findings + signals)}. The curated "
+                             f"patterns that prescribe it ({unmatched}) list none of those symptoms. Rounds: "
+                             + ", ".join(f"{w.ref} {w.speedup or 0:.2f}x" for w in wins) + "."},
+        "expected_effect": effect,
+        "provenance": {"kind": "synthesized", "rounds": [w.ref for w in wins]},
+        "stats": {"tries": tries, "wins": len(wins), "speedups": speedups, "families": families},
+        "examples": examples,
+    })
+
+
 def _new_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
     first = wins[0]
+    if first.llm:
+        return _llm_pattern(pid, wins, tries)
     if first.finding not in FINDING_IDS:
         return None
-    recipe_name = first.change.split(":", 1)[1] if first.change.startswith("recipe:") else None
-    kind_text, kind_family = CHANGE_KINDS.get(first.change, (f"the {recipe_name} recipe", None))
+    recipe_name = first.change.split(":", 1)[1]
+    kind_text = f"the {recipe_name} recipe"
     families = sorted({w.family for w in wins})
     ops = sorted({w.op for w in wins})
     speedups = [round(w.speedup, 3) for w in wins if w.speedup]
     shared = [f for f in first.finding_ids if f in FINDING_IDS and all(f in w.finding_ids for w in wins)]
     hypotheses = list(dict.fromkeys(w.hypothesis for w in wins))[:4]
-    recipe: dict[str, Any] = {"name": recipe_name} if recipe_name else {}
+    recipe: dict[str, Any] = {"name": recipe_name}
     recipe["guidance"] = (f"When {first.finding} ({FINDING_IDS[first.finding]}) is found, {kind_text}. "
                           f"Validated on {', '.join(ops)}: " + " | ".join(hypotheses))
     effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) "
@@ -204,7 +255,7 @@ def _new_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
     return pattern_from_dict({
         "id": pid,
         "title": f"{FINDING_IDS[first.finding].capitalize()}: {kind_text} (synthesized)",
-        "family": RECIPE_FAMILY.get(recipe_name or "", kind_family or "memory_access"),
+        "family": RECIPE_FAMILY.get(recipe_name, "memory_access"),
         "applies_to": families,
         "symptoms": {"findings": list(dict.fromkeys([first.finding, *shared]))},
         "recipe": recipe,
@@ -356,12 +407,15 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
         pattern = _new_pattern(pid, wins, len(group)) if len(wins) >= MIN_WINS else None
         if pattern is None:
             why = (f"{len(wins)} validated win(s); {MIN_WINS} needed" if len(wins) < MIN_WINS
+                   else "no kind of change recognised in the diffs" if group[0].change == "rewritten"
+                   else "the winning parents share no diagnosed symptom" if group[0].llm
                    else f"finding {group[0].finding!r} is not in the label set")
             actions.append(Action("skip", pid, why, len(wins), len(group), [a.ref for a in group]))
             continue  # not counted: these rounds can still form a pattern with later wins
         writes[pid] = pattern
         counted.update(a.ref for a in group)
-        actions.append(Action("create", pid, f"{len(wins)} uncovered wins with {group[0].finding} + {group[0].change}",
+        what = f"LLM change {group[0].change}" if group[0].llm else f"{group[0].finding} + {group[0].change}"
+        actions.append(Action("create", pid, f"{len(wins)} uncovered wins with {what}",
                               len(wins), len(group), [a.ref for a in group], pattern.applies_to))
     for pid, group in sorted(by_pattern.items()):
         wins, extra = [a for a in group if a.win], _tally(group)
