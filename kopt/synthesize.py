@@ -47,6 +47,9 @@ RECIPE_FAMILY = {
     "hoist_invariant": "loop", "split_block": "registers", "int32_indexing": "indexing",
 }
 MAX_EXAMPLES, MAX_DIFF_LINES = 2, 80
+# A symptom on more than this share of all diagnosed parents (once there are BASE_RATE_MIN of them) tells no
+# kernel apart (on the LLM campaign, untuned_config sat on 86 of 87): it is left out of synthesized symptoms.
+UBIQUITOUS_SHARE, BASE_RATE_MIN = 0.75, 10
 
 
 @dataclass
@@ -196,13 +199,23 @@ def _first_sentences(text: str, limit: int = 300) -> str:
     return cut[:cut.rfind(". ") + 1] if ". " in cut[40:] else cut + ("..." if len(text) > limit else "")
 
 
-def _llm_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
-    """A guidance pattern from LLM wins of one kind of change: symptoms are what most winning parents showed,
-    guidance the winning rounds' Change lines, examples their diffs. None when the parents share no symptom."""
+def ubiquitous(attempts: list[Attempt]) -> set[str]:
+    """Findings and signals that nearly every diagnosed parent shows: no evidence for any one change."""
+    if len(attempts) < BASE_RATE_MIN:
+        return set()
+    counts = Counter(v for a in attempts for v in set(a.diagnosed) | set(a.signals))
+    return {v for v, c in counts.items() if c > UBIQUITOUS_SHARE * len(attempts)}
+
+
+def _llm_pattern(pid: str, wins: list[Attempt], tries: int, common: set[str]) -> Pattern | None:
+    """A guidance pattern from LLM wins of one kind of change: symptoms are what most winning parents showed
+    (less what nearly all parents show), guidance the winning rounds' Change lines, examples their diffs.
+    None when the parents share no such symptom."""
     if wins[0].change == "rewritten":
         return None
     kind = CHANGE_KINDS[wins[0].change]
-    findings, signals = _shared([w.diagnosed for w in wins]), _shared([w.signals for w in wins])
+    findings = [f for f in _shared([w.diagnosed for w in wins]) if f not in common]
+    signals = [s for s in _shared([w.signals for w in wins]) if s not in common]
     if not findings and not signals:
         return None
     best = sorted(wins, key=lambda w: -(w.speedup or 0))
@@ -234,10 +247,10 @@ def _llm_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
     })
 
 
-def _new_pattern(pid: str, wins: list[Attempt], tries: int) -> Pattern | None:
+def _new_pattern(pid: str, wins: list[Attempt], tries: int, common: set[str]) -> Pattern | None:
     first = wins[0]
     if first.llm:
-        return _llm_pattern(pid, wins, tries)
+        return _llm_pattern(pid, wins, tries, common)
     if first.finding not in FINDING_IDS:
         return None
     recipe_name = first.change.split(":", 1)[1]
@@ -401,14 +414,14 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
         pid = _covering(a, catalog)
         (by_pattern[pid] if pid else uncovered[_new_id(a)]).append(a)
 
-    actions, writes = [], {}
+    actions, writes, common = [], {}, ubiquitous(attempts)
     for pid, group in sorted(uncovered.items()):
         wins = [a for a in group if a.win]
-        pattern = _new_pattern(pid, wins, len(group)) if len(wins) >= MIN_WINS else None
+        pattern = _new_pattern(pid, wins, len(group), common) if len(wins) >= MIN_WINS else None
         if pattern is None:
             why = (f"{len(wins)} validated win(s); {MIN_WINS} needed" if len(wins) < MIN_WINS
                    else "no kind of change recognised in the diffs" if group[0].change == "rewritten"
-                   else "the winning parents share no diagnosed symptom" if group[0].llm
+                   else "the winning parents share no distinguishing diagnosed symptom" if group[0].llm
                    else f"finding {group[0].finding!r} is not in the label set")
             actions.append(Action("skip", pid, why, len(wins), len(group), [a.ref for a in group]))
             continue  # not counted: these rounds can still form a pattern with later wins
