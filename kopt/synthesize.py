@@ -97,15 +97,17 @@ def _family_of(source: str) -> str:
     return match.group(1) if match else "any"
 
 
-def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attempt]:
+def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_parents: bool = False) -> list[Attempt]:
     """Keyed attempts (wins and failures) from the store's runs (all runs when run_ids is None).
 
     An LLM round is keyed by the kind of change its candidate made to its parent (the task, or the last win
     before it), whatever finding it was filed under: grounded rounds often disputed their top finding and
-    ungrounded ones had none. What the parent showed is diagnosed instead: its L1 signals, plus the findings
-    any recorded diagnosis (a grounded round of any run) gave that same source."""
+    ungrounded ones had none. What the parent showed is diagnosed instead: its L1 signals, the findings any
+    recorded diagnosis (a grounded round of any run) gave that same source, and with `diagnose_parents` what
+    kopt's diagnosis finds on it now (L1-L3 without a GPU: seconds per kernel)."""
     runs = [store.run(r) for r in run_ids] if run_ids else store.runs()
     recorded = _recorded_diagnoses(store, store.runs())
+    fresh: dict[str, set[str]] = {}
     attempts = []
     for run in runs:
         task_source = store.get(run.task_hash)
@@ -129,6 +131,10 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
             win = rnd.outcome == "improved"
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
             diagnosed = {SIGNAL_FINDING[s] for s in view[1]} | recorded.get(parent_hash, set())
+            if diagnose_parents and not rnd.proposer.startswith("recipe:"):
+                if parent_hash not in fresh:
+                    fresh[parent_hash] = diagnose_source(parent, op)
+                diagnosed |= fresh[parent_hash]
             attempts.append(Attempt(f"{run.run_id}:{rnd.n}", finding, change, family, op, win,
                                     speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids),
                                     rnd.level_reached, *view, tuple(sorted(diagnosed)), diff))
@@ -136,6 +142,23 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None) -> list[Attem
                 parent, parent_hash = store.get(rnd.candidate), rnd.candidate
                 view = l1_view(parent)
     return attempts
+
+
+def diagnose_source(source: str, op: str) -> set[str]:
+    """The finding ids kopt's diagnosis (L1-L3, no GPU: the kernels are compiled for the configured target) gives
+    a task source, written to a scratch file named after its operator."""
+    import tempfile
+
+    from kopt.diagnose.escalate import diagnose
+
+    with tempfile.TemporaryDirectory(prefix="kopt-synth-") as tmp:
+        path = Path(tmp) / f"{op}.py"
+        path.write_text(source)
+        try:
+            found = diagnose(path, level="L3", gpu=False).findings
+        except KoptError:  # a kernel that cannot be loaded keeps what L1 and the recorded rounds found
+            return set()
+    return {f.id for f in found if f.id in FINDING_IDS and f.id != "compile_failure"}
 
 
 def _recorded_diagnoses(store: Any, runs: list[Any]) -> dict[str, set[str]]:
@@ -450,7 +473,7 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
 
 
 def synthesize(store: Any, out_dir: Path, *, run_ids: list[str] | None = None, curated_dirs: list[Path] | None = None,
-               dry_run: bool = False) -> list[Action]:
+               dry_run: bool = False, diagnose_parents: bool = False) -> list[Action]:
     """Read rounds, plan, and (unless dry_run) write patterns + ledger into out_dir. Returns the actions."""
     from kopt.patterns import default_pattern_dirs
 
@@ -462,7 +485,7 @@ def synthesize(store: Any, out_dir: Path, *, run_ids: list[str] | None = None, c
     curated.update({k: v for k, v in in_out.items() if v.provenance["kind"] == "curated" and k not in curated})
     synthesized = {k: v for k, v in in_out.items() if v.provenance["kind"] == "synthesized"}
     ledger = _read_ledger(out_dir)
-    actions, writes, new_ledger = plan(collect_attempts(store, run_ids), curated, synthesized, ledger)
+    actions, writes, new_ledger = plan(collect_attempts(store, run_ids, diagnose_parents=diagnose_parents), curated, synthesized, ledger)
     for action in actions:
         if action.kind != "skip":
             action.path = str(out_dir / f"{action.pattern_id}.yaml")

@@ -127,3 +127,47 @@ def test_one_win_of_a_kind_waits_for_a_second(store, tmp_path):
     (skip,) = synthesize(store, out, curated_dirs=[CORPORA_DIR / "patterns"])
     assert skip.kind == "skip" and skip.pattern_id == "llm_atomics_privatized" and "2 needed" in skip.reason
     assert not list(out.glob("*.yaml"))
+
+
+def test_diagnosing_the_parents_adds_what_only_the_compiled_ir_shows(store):
+    """With diagnose_parents, each parent kernel goes through kopt's diagnosis up to L3 (compiled for sm_90 on the
+    CPU): the attempt then carries IR-level findings that neither L1 nor an ungrounded round could give."""
+    from kopt.synthesize import collect_attempts
+
+    _store_with(store, [("row_max_none_2", "none", "improved")])
+    (plain,) = collect_attempts(store)
+    (deep,) = collect_attempts(store, diagnose_parents=True)
+    assert set(plain.diagnosed) < set(deep.diagnosed)
+    ir_only = {"layout_conversion", "no_software_pipelining", "non_vectorized_load", "register_spill", "bank_conflicts"}
+    assert set(deep.diagnosed) & ir_only and not set(plain.diagnosed) & ir_only
+
+
+def test_symptoms_nearly_every_parent_shows_are_left_out(store, tmp_path):
+    """Ten runs whose parents are all untuned: `untuned_config` tells none of them apart, so the pattern made from
+    two of their wins does not list it, while what those two parents share beyond it stays."""
+    from kopt.synthesize import collect_attempts, ubiquitous
+
+    rounds = [("row_sum_full_2", "full", "improved"), ("row_max_none_2", "none", "improved")]
+    rounds += [("swiglu_none_2", "none", "slower"), ("gather_dim1_full_1", "full", "slower")] * 4
+    _store_with(store, rounds)
+    attempts = collect_attempts(store)
+    assert all("untuned_config" in a.diagnosed for a in attempts) and "untuned_config" in ubiquitous(attempts)
+    synthesize(store, tmp_path / "p", curated_dirs=[CORPORA_DIR / "patterns"])
+    (p,) = [p for p in load_patterns([tmp_path / "p"]) if p.id == "llm_aligned_windows"]
+    assert "untuned_config" not in p.finding_ids and "no_autotune" not in p.source_signals
+    assert p.finding_ids or p.source_signals
+
+
+def test_pattern_examples_are_checked_and_files_without_them_round_trip(tmp_path):
+    from kopt.errors import KoptError
+    from kopt.patterns import load_pattern, pattern_from_dict, save_pattern
+
+    curated = load_pattern(CORPORA_DIR / "patterns" / "two_stage_reduction.yaml")
+    saved = save_pattern(curated, tmp_path)
+    assert "examples" not in yaml.safe_load(saved.read_text())  # an old file stays as it was
+    data = {**curated.to_dict(), "examples": [{"round": "r:1", "diff": "--- parent\n+++ candidate"}]}
+    assert pattern_from_dict(data).examples[0]["round"] == "r:1"
+    with pytest.raises(KoptError, match=r"examples\[0\]"):
+        pattern_from_dict({**data, "examples": [{"round": "r:1"}]})
+    with pytest.raises(KoptError, match=r"examples\[0\]\.patch"):
+        pattern_from_dict({**data, "examples": [{"round": "r:1", "diff": "x", "patch": "y"}]})

@@ -18,12 +18,15 @@ from kopt.errors import KoptError
               help="Where patterns go; default KOPT_HOME/patterns (--out corpora/patterns to contribute them).")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--no-index", is_flag=True, help="Write the pattern files but do not upsert them into the index.")
+@click.option("--diagnose-parents", is_flag=True,
+              help="Run kopt's diagnosis (L1-L3, no GPU) on the kernel each LLM round changed, for the symptoms of "
+                   "patterns made from LLM wins (seconds per kernel); default: L1 and the rounds' recorded diagnoses.")
 @json_option
 def synthesize_cmd(runs: str | None, store_dir: Path | None, out_dir: Path | None, dry_run: bool, no_index: bool,
-                   as_json: bool) -> None:
-    """Group validated wins by finding, kind of change and operator family; update covered patterns' stats,
-    create patterns from >= 2 uncovered wins and L1 shortcuts from >= 2 wins only profiling or IR had found,
-    and upsert them into the `patterns` collection."""
+                   diagnose_parents: bool, as_json: bool) -> None:
+    """Group validated wins (a recipe round by finding and recipe, an LLM round by the kind of change its diff
+    makes); update covered patterns' stats, create patterns from >= 2 uncovered wins and L1 shortcuts from >= 2
+    wins only profiling or IR had found, and upsert them into the `patterns` collection."""
     from kopt.config import kopt_home, load_settings
     from kopt.rounds.store import RoundsStore
     from kopt.synthesize import synthesize, upsert_index
@@ -36,7 +39,7 @@ def synthesize_cmd(runs: str | None, store_dir: Path | None, out_dir: Path | Non
     store = RoundsStore(root)
     try:
         run_ids = [r.strip() for r in runs.split(",") if r.strip()] if runs else None
-        actions = synthesize(store, out, run_ids=run_ids, dry_run=dry_run)
+        actions = synthesize(store, out, run_ids=run_ids, dry_run=dry_run, diagnose_parents=diagnose_parents)
     finally:
         store.close()
     written = [Path(a.path) for a in actions if a.path and a.kind != "skip"]
