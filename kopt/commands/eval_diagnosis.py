@@ -33,12 +33,22 @@ def load_manifest(path: Path) -> list[dict[str, Any]]:
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise KoptError(f"{path}: not a diagnosis manifest (a YAML mapping whose `cases:` is a list of mappings)")
     for i, case in enumerate(cases):
-        missing = {"name", "op", "finding", "level"} - set(case)
+        missing = {"name", "op", "level"} - set(case) | ({"finding"} if not {"finding", "findings"} & set(case) else set())
         if missing:
             raise KoptError(f"{path}: cases[{i}] lacks {', '.join(sorted(missing))}")
-        if not (path.parent / f"{case['name']}.py").is_file():
-            raise KoptError(f"{path}: cases[{i}]: no task file {case['name']}.py beside the manifest")
+        if not task_file(path, case).is_file():
+            raise KoptError(f"{path}: cases[{i}]: no task file {task_file(path, case)}")
     return cases
+
+
+def task_file(manifest: Path, case: dict[str, Any]) -> Path:
+    """The case's task: `task` (relative to the manifest) when given, else NAME.py beside the manifest."""
+    return manifest.parent / case.get("task", f"{case['name']}.py")
+
+
+def truths(case: dict[str, Any]) -> list[str]:
+    """The accepted finding ids: `findings` (a case whose fix removed several causes) or the one `finding`."""
+    return list(case.get("findings") or [case["finding"]])
 
 
 def selected_cases(manifest: Path, names) -> list[dict[str, Any]]:
@@ -67,14 +77,15 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
     settings_modes = [(m, False) for m in MODES] + ([("auto", True)] if gpu and not gpu_unavailable() else [])
     rows = []
     for case in cases:
-        task = manifest.parent / f"{case['name']}.py"
+        task = task_file(manifest, case)
         for mode, with_gpu in settings_modes:
             t = time.perf_counter()
             diag = diagnose(task, level=mode, gpu=with_gpu, settings=settings)
             top = diag.findings[:3]
-            rows.append({"case": case["name"], "op": case["op"], "truth": case["finding"], "truth_level": case["level"],
+            ranks = [r for r in (rank_of(t, diag.findings) for t in truths(case)) if r is not None]
+            rows.append({"case": case["name"], "op": case["op"], "truth": "|".join(truths(case)), "truth_level": case["level"],
                          "h200_verified": "h200_speedup" in case, "mode": mode, "gpu": with_gpu,
-                         "rank": rank_of(case["finding"], diag.findings),
+                         "rank": min(ranks, default=None),
                          "top3": [f"{f.id}@{f.level}" for f in top], "seconds": round(time.perf_counter() - t, 2),
                          "stopped_at": next((r.level for r in reversed(diag.levels) if r.status == "used"), None)})
         if on_case:

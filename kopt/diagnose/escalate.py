@@ -23,6 +23,8 @@ from kopt.toolchain import target_family
 
 GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
+# Vector-width causes: only the compiled code shows whether the width was lost, so at L1 they do not stop escalation.
+WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
 L4_TOP = 3  # L3 findings explained from the compiler source
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
 
@@ -56,7 +58,8 @@ class Diagnosis:
 def grounded(finding: Finding, failed: set[str]) -> bool:
     """A hypothesis worth acting on: a root cause (not a symptom), confident, with a fix to try, not tried already."""
     return (finding.id not in failed and finding.id not in SYMPTOMS and finding.confidence >= GROUNDED
-            and bool(finding.patterns or finding.conditions))
+            and bool(finding.patterns or finding.conditions)
+            and not (finding.level == "L1" and finding.id in WIDTH_CAUSES))
 
 
 def for_target(catalog: list, family: str) -> list:
@@ -188,6 +191,8 @@ class _Run:
         self.found: list[Finding] = []
         self.diag = Diagnosis(str(task_path), settings.target or "sm_90")
         self.untestable = None
+        self.launch_facts = None
+        self.roofline: dict[int, float] | None = None  # case -> fraction of the roofline, when the caller measured it
         if self.family == "ascend":
             from kopt.harness.ascend import npu_missing
 
@@ -223,7 +228,26 @@ class _Run:
         t = time.perf_counter()
         untried = [p for p in self.catalog if p.id not in self.failed]  # L1's confidence rests on a fix still to try
         findings = triage(self.path, index=self.index, patterns=untried)
-        self.record("L1", "used", "source and launch-config signals matched against the pattern catalog", findings, t)
+        reason = "source and launch-config signals matched against the pattern catalog"
+        if self.family != "ascend":
+            launch, note = self.launch_findings()
+            findings += launch
+            reason += f"; {note}"
+        self.record("L1", "used", reason, findings, t)
+
+    def launch_findings(self) -> tuple[list[Finding], str]:
+        """Every case's launches (grid, 16-divisibility of its arguments), captured without running a kernel."""
+        from kopt.diagnose import launch_facts
+        from kopt.task import load_task
+
+        try:
+            self.launch_facts = launch_facts.capture(load_task(self.path), self.settings.target)
+        except Exception as exc:  # a task L1 cannot import is L3's to report; L1 stands on the source alone
+            return [], f"per-case launches not captured ({type(exc).__name__}: {str(exc)[:160]})"
+        facts = self.launch_facts
+        found = launch_facts.findings(facts, str(self.path), self.roofline)
+        skipped = f", {len(facts.skipped)} case(s) not captured" if facts.skipped else ""
+        return found, f"per-case launches of {len(facts.cases)} case(s) captured on fake tensors{skipped}"
 
     def l2(self) -> None:
         t = time.perf_counter()
@@ -265,7 +289,39 @@ class _Run:
                   else "lowered code (TTGIR, PTX, SASS, ptxas, pass trajectory) mapped to source lines")
         if report.notes:
             reason += "; " + "; ".join(report.notes)
-        self.record("L3", "used", reason, report.findings, t)
+        self.record("L3", "used", reason, report.findings + self.case_width_findings(report), t)
+        if self.launch_facts is not None and report.kernels:
+            from kopt.diagnose.launch_facts import tail_findings
+
+            resident = {k["kernel"]: k["occupancy"].get("blocks_per_sm", 1) for k in report.kernels}
+            self.found += tail_findings(self.launch_facts, resident, str(self.path))
+
+    def case_width_findings(self, report: Any) -> list[Finding]:
+        """Compile the first case a launch finding says loses 16-divisibility and compare its load/store widths
+        with the compiled case's: the narrowed accesses confirm the finding at L3, none refute it."""
+        from kopt.diagnose.launch_facts import bad_cases, confirm
+
+        compiled_case = self.case or 0
+        out = []
+        for f in [f for f in self.found if f.level == "L1" and f.id in ("misaligned_access", "masked_access")
+                  and any(e.source == "launch" for e in f.evidence)]:
+            cases = bad_cases(f)
+            if not cases:
+                continue
+            case = cases[0]
+            try:
+                case_report = report if case == compiled_case else lower_and_attribute(
+                    self.path, self.settings.target, case)[1]
+            except KoptError:
+                continue
+            base = None if compiled_case in cases else report
+            confirmed = confirm(f, self.launch_facts, case, case_report, base, compiled_case)
+            if confirmed is None:
+                f.confidence = round(f.confidence * 0.5, 2)
+                f.message += f" (case {case} compiles to the same access widths: not confirmed at L3)"
+            else:
+                out.append(confirmed)
+        return out
 
     def l4(self) -> None:
         from kopt.diagnose.l4 import compiler_corpus, escalate_l4
@@ -310,8 +366,10 @@ class _Run:
 
 
 def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, case: int | None = None,
-             failed: Iterable[str] = (), settings: Any = None, index: Any = None) -> Diagnosis:
-    """Diagnose a task file; `failed` holds finding ids or pattern ids already tried without a win."""
+             failed: Iterable[str] = (), settings: Any = None, index: Any = None,
+             roofline: Iterable[float | None] | None = None) -> Diagnosis:
+    """Diagnose a task file; `failed` holds finding ids or pattern ids already tried without a win; `roofline`
+    (each case's measured fraction of the roofline, in CASES order) ranks causes by the cases they slow down."""
     from kopt.config import load_settings
 
     if level != "auto" and level not in LEVELS:
@@ -325,4 +383,6 @@ def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, ca
         index, problem = _open_index(settings)
     run = _Run(path, level, gpu, case, set(failed), settings, index)
     run.index_problem = problem
+    if roofline is not None:
+        run.roofline = {i: r for i, r in enumerate(roofline) if r is not None}
     return run.run()

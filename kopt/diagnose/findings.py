@@ -13,7 +13,7 @@ LEVELS = ("L1", "L2", "L3", "L4")
 
 EVIDENCE_SOURCES = (
     "pattern", "timing", "ncu", "ttir", "ttgir", "llir", "ptx", "sass", "trajectory",
-    "compiler_source", "pass_note", "source", "compile_log", "ttadapter",
+    "compiler_source", "pass_note", "source", "compile_log", "ttadapter", "launch",
 )
 
 # The fixed label set of root causes. A Finding's id is always one of these, so rounds,

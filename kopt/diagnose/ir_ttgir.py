@@ -176,7 +176,8 @@ class Access:
     scale_args: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # arg -> (divisibility, dims)
     mask_args: dict[str, int] = field(default_factory=dict)  # scalar args the mask compares to
     has_mask: bool = False
-    modulo: list[str] = field(default_factory=list)  # remsi/divsi ops on the offsets
+    modulo: list[str] = field(default_factory=list)  # remsi/divsi ops on per-element offsets (not scalars)
+    modulo_dims: set[int] = field(default_factory=set)  # dims of the access those per-element ops vary along
     indirect: bool = False  # offsets come from another load (a gather)
     hints: dict[str, int] = field(default_factory=dict)  # tt.divisibility/contiguity on offset ops
 
@@ -264,8 +265,9 @@ def _walk_address(module: Module, value: str, dims: list[int], scales: frozenset
     if op.name in ("tt.load", "ttg.local_load"):
         acc.indirect = True
         return
-    if op.name in ("arith.remsi", "arith.remui", "arith.divsi", "arith.divui"):
-        acc.modulo.append(f"{op.name} at line {op.loc.line if op.loc else '?'}")
+    if op.name in ("arith.remsi", "arith.remui", "arith.divsi", "arith.divui") and op.shape and dims:
+        acc.modulo.append(f"{op.name} at line {op.loc.line if op.loc else '?'}")  # a program-id scalar is not one
+        acc.modulo_dims |= set(dims)
     if op.name == "tt.make_range":
         for d in dims[:1]:
             real = [s for s in scales if s != "1"]

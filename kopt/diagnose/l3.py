@@ -25,6 +25,14 @@ from kopt.harness.compiled import CompiledKernel
 
 MEMORY_OPS = ("tt.load", "tt.store", "ttg.async_copy_global_to_local", "tt.atomic_rmw", "tt.atomic_cas")
 LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers
+LOOP_TRIPS = 16  # assumed iterations of a loop whose trip count is a runtime value: loop accesses dominate
+TRAFFIC_FULL = 0.25  # an access moving this share of the kernel's bytes (or more) keeps its full confidence
+TRAFFIC_FLOOR = 0.2  # the least weight: an access moving almost nothing cannot rank as the root cause
+
+
+def _bytes_moved(op: Op) -> float:
+    """Bytes one program moves through a memory op: its tile, times the assumed trips of each enclosing loop."""
+    return math.prod(op.shape) * ELEM_BYTES.get(op.elem, 4) * LOOP_TRIPS ** len(op.loops)
 
 
 @dataclass
@@ -107,6 +115,7 @@ class _KernelAttribution:
         self.events = ir_trajectory.changes(ck.trajectory, ck.asm["ttgir"]) if ck.trajectory else []
         self._sources: dict[str, list[str]] = {}
         self.memory: dict[int, dict] = {}  # op index -> memory fact
+        self.traffic: dict[int, float] = {}  # op index -> bytes a program moves through it (loops weighted)
 
     def run(self) -> list[_Issue]:
         issues: list[_Issue] = []
@@ -152,6 +161,8 @@ class _KernelAttribution:
 
     def _memory_ops(self) -> list[_Issue]:
         issues, seen = [], set()
+        ops = [op for op in self.module.ops_named(*MEMORY_OPS) if op.shape and op.loc is not None]
+        self.traffic = {op.index: _bytes_moved(op) for op in ops}
         for op in self.module.ops_named(*MEMORY_OPS):
             if not op.shape or op.loc is None:
                 continue  # scalar accesses have no width to win
@@ -190,6 +201,8 @@ class _KernelAttribution:
             "mask": acc.has_mask, "mask_bounds": acc.mask_args, "in_loop": bool(op.loops),
             "indirect": acc.indirect, "modulo": acc.modulo, "hints": acc.hints,
         }
+        share = self.traffic.get(op.index, 0) / max(1, sum(self.traffic.values()))
+        fact["traffic_share"] = round(share, 3)
         self.memory[op.index] = fact
         reasons = self._width_reasons(acc, fastest, order, per_thread) if achieved < 16 else []
         fact["why"] = [r[1] for r in reasons]
@@ -216,16 +229,20 @@ class _KernelAttribution:
                                      f"{s['ldg_narrow']} narrower LDG; {s['stg_128']} STG.E.128, {s['stg_narrow']} narrower STG",
                                      None, **{k: s[k] for k in ("ldg_128", "ldg_64", "ldg_narrow", "stg_128", "stg_narrow")}))
         evidence += self._trajectory_ev("sizePerThread", "set the per-thread vector layouts")
-        head = f"line {op.loc.line}: {verb} of {ptr} is {achieved * 8}-bit wide ({where})"
+        weight = min(1.0, max(TRAFFIC_FLOOR, share / TRAFFIC_FULL))
+        looped = any(o.loops for o in self.module.ops_named(*MEMORY_OPS) if o.index in self.traffic)
+        once = " once per program, outside the kernel's loop" if looped and not op.loops else ""
+        head = (f"line {op.loc.line}: {verb} of {ptr} is {achieved * 8}-bit wide ({where}); it moves {share:.0%} of "
+                f"the kernel's bytes{once}")
         issues = []
         for rank_i, (fid, why, condition) in enumerate(reasons):
             conf = 0.8 if rank_i == 0 else 0.6
             if not op.loops and kind == "store" and fid != "uncoalesced_access":
                 conf -= 0.05
-            issues.append(_Issue(fid, self.ck.name, op.loc.line, f"{head}; {why}", [condition], evidence, conf))
+            issues.append(_Issue(fid, self.ck.name, op.loc.line, f"{head}; {why}", [condition], evidence, conf * weight))
         if reasons[0][0] != "non_vectorized_load":
             issues.append(_Issue("non_vectorized_load", self.ck.name, op.loc.line, f"{head}; {reasons[0][1]}",
-                                 [r[2] for r in reasons], evidence, 0.55))
+                                 [r[2] for r in reasons], evidence, 0.55 * weight))
         return issues
 
     def _width_reasons(self, acc: Access, fastest: int, order: list[int], per_thread: float) -> list[tuple[str, str, str]]:
@@ -277,7 +294,7 @@ class _KernelAttribution:
                             "16, so the mask may change inside a vector",
                             f"the mask bound must be known divisible by 16: pad `{name}` to a multiple of 16, split "
                             "off an unmasked main body, or hint tl.multiple_of when true"))
-        if acc.modulo:
+        if acc.modulo and fastest in acc.modulo_dims:  # modulo on another dim leaves the vector dim contiguous
             out.append(("modulo_indexing", f"its offsets use modulo/division ({', '.join(acc.modulo[:2])}), which "
                         "the contiguity analysis cannot see through",
                         "keep modulo/division out of the innermost offsets (mask instead of wrapping), or hint "
@@ -313,6 +330,9 @@ class _KernelAttribution:
             self._add_fact(op.loc, fact)
             epilogue = src_l is not None and src_l.kind.endswith("mma") and not op.loops
             conf = 0.7 if op.loops else 0.3 if epilogue else 0.55
+            moved = nbytes * LOOP_TRIPS ** len(op.loops) / max(1, sum(self.traffic.values()))
+            conf *= min(1.0, max(TRAFFIC_FLOOR, moved / TRAFFIC_FULL))  # a shuffle of a few bytes is no root cause
+            fact["traffic_ratio"] = round(moved, 3)
             evidence = [self._ev("ttgir", fact["summary"] + f"; from {fact['from']} to {fact['to']}", op.loc,
                                  op=op.text[:300])]
             if code and code.excerpt:

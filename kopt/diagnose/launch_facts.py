@@ -1,0 +1,325 @@
+"""Per-case launch facts: for every CASE, the kernels `entry` launches, their grid and the arguments Triton
+specializes as divisible by 16, captured without running a kernel or allocating the inputs.
+
+The task's `make_inputs` and `entry` run under torch's FakeTensorMode (shapes, strides and dtypes, no storage)
+while Triton's launch is intercepted (kopt.harness.compile.intercept_launches, Triton's own binder). Diagnosis
+compiles one case; these facts say what the other cases do: a grid of a few dozen programs on a 132-SM GPU, or
+an odd row length that drops the 16-divisibility of a stride or mask bound so every access of that case goes
+scalar while the aligned cases run near the roofline.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import math
+import textwrap
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from kopt.diagnose.findings import Evidence, Finding
+
+# SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
+SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
+DEFAULT_SMS = 132
+TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
+MISALIGNED_CONFIDENCE = 0.8
+TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
+TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
+
+
+@dataclass
+class CaseLaunch:
+    """One kernel launch of one case: the grid and Triton's specialization of its arguments."""
+
+    case: int
+    kernel: str
+    grid: tuple[int, ...]
+    divisible: set[str]  # arguments Triton marked tt.divisibility=16 (pointers and ints)
+    ints: dict[str, int]  # runtime int arguments and their values
+    pointers: set[str]  # tensor arguments
+    address_args: set[str]  # arguments the kernel's load/store addresses or masks use
+    mask_only: set[str] = field(default_factory=set)  # of those, the ones only masks use
+    launch: Any = field(default=None, repr=False)  # the intercepted Launch, to compile this signature
+
+    @property
+    def programs(self) -> int:
+        return math.prod(self.grid) if self.grid else 1
+
+    def misaligned(self) -> list[str]:
+        """Address/mask arguments this case leaves without 16-divisibility (an int equal to 1 is a constant)."""
+        ints = [a for a, v in self.ints.items() if a in self.address_args and v != 1 and a not in self.divisible]
+        ptrs = [a for a in self.pointers if a in self.address_args and a not in self.divisible]
+        return sorted(ptrs) + sorted(ints)
+
+
+@dataclass
+class LaunchFacts:
+    launches: list[CaseLaunch] = field(default_factory=list)
+    cases: list[dict] = field(default_factory=list)
+    skipped: dict[int, str] = field(default_factory=dict)  # case -> why no launch was captured
+    sms: int = DEFAULT_SMS
+
+
+def sm_count(target: str | None) -> int:
+    digits = "".join(ch for ch in (target or "") if ch.isdigit())
+    return SM_COUNT.get(int(digits), DEFAULT_SMS) if digits else DEFAULT_SMS
+
+
+def address_args(fn: Any) -> tuple[set[str], set[str]]:
+    """Parameters of a @triton.jit function that feed load/store/atomic addresses or masks, through assignments:
+    (all of them, those only masks use)."""
+    from kopt.diagnose.l1 import _assignments, _names
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return set(), set()
+    func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if func is None:
+        return set(), set()
+    addresses: set[str] = set()
+    masks: set[str] = set()
+    for call in ast.walk(func):
+        name = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
+        if name in ("load", "store") or name.startswith("atomic_"):
+            if call.args:
+                addresses |= _names(call.args[0])
+            masks |= set().union(set(), *(_names(k.value) for k in call.keywords if k.arg == "mask"))
+    assigned = _assignments(func.body)
+    params = {a.arg for a in func.args.args}
+
+    def reach(roots: set[str]) -> set[str]:
+        names, frontier = set(), roots
+        while frontier - names:
+            names |= frontier
+            frontier = set().union(set(), *(_names(v) for n, v in assigned if n in names))
+        return names & params
+
+    in_address, in_mask = reach(addresses), reach(masks)
+    return in_address | in_mask, in_mask - in_address
+
+
+def capture(task: Any, target: str | None = None) -> LaunchFacts:
+    """The launches of every case of `task`, captured on fake tensors (no storage, no kernel run)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from kopt.harness.compile import gpu_target, intercept_launches
+
+    spec = gpu_target(target or "sm_90")
+    facts = LaunchFacts(cases=list(task.cases), sms=sm_count(f"{spec.arch}"))
+    if task.entry is None:
+        return facts
+    addresses: dict[Any, set[str]] = {}
+    for index, case in enumerate(task.cases):
+        with warnings.catch_warnings(), FakeTensorMode(allow_non_fake_inputs=True):
+            warnings.simplefilter("ignore")  # data_ptr() of a fake tensor: Triton only reads its alignment
+            try:
+                inputs = task.make_inputs(case, "cpu", 0)
+            except Exception as exc:  # data-dependent inputs cannot be faked; the case is left out, said why
+                facts.skipped[index] = f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
+                continue
+            with intercept_launches(spec) as launches, _keeping_int_values(launches):
+                try:
+                    task.entry(*inputs)
+                except Exception as exc:
+                    if not launches:
+                        facts.skipped[index] = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
+        for launch in launches:
+            names = list(launch.signature)
+            divisible = {names[p[0]] for p, attrs in launch.attrs.items() if len(p) == 1
+                         and any(k == "tt.divisibility" and v >= 16 for k, v in attrs)}
+            kinds = {n: str(t) for n, t in launch.signature.items()}
+            jit = launch.fn
+            if jit not in addresses:
+                addresses[jit] = address_args(jit.fn)
+            facts.launches.append(CaseLaunch(
+                case=index, kernel=jit.fn.__name__, grid=tuple(int(g) for g in launch.grid), divisible=divisible,
+                ints=_int_values(launch), pointers={n for n, t in kinds.items() if t.startswith("*")},
+                address_args=addresses[jit][0], mask_only=addresses[jit][1], launch=launch))
+    return facts
+
+
+@contextlib.contextmanager
+def _keeping_int_values(launches: list) -> Iterator[None]:
+    """Inside intercept_launches: also keep each launch's int arguments by name (the binder keeps only types)."""
+    from triton.runtime.jit import JITFunction
+
+    record = JITFunction.run
+
+    def run(self, *args, **kwargs):
+        before = len(launches)
+        result = record(self, *args, **kwargs)
+        names = [p.name for p in self.params]
+        bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
+        for launch in launches[before:]:
+            launch.values = {k: v for k, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
+        return result
+
+    JITFunction.run = run
+    try:
+        yield
+    finally:
+        JITFunction.run = record
+
+
+def _int_values(launch: Any) -> dict[str, int]:
+    """Runtime int arguments (not declared constexpr) and their values; an int equal to 1 is among them."""
+    declared = {p.name for p in launch.fn.params if p.is_constexpr}
+    return {k: v for k, v in getattr(launch, "values", {}).items() if k not in declared}
+
+
+def _case_label(facts: LaunchFacts, index: int) -> str:
+    case = facts.cases[index] if index < len(facts.cases) else {}
+    shape = ", ".join(f"{k}={v}" for k, v in case.items()) if isinstance(case, dict) else str(case)
+    return f"case {index} ({shape})"
+
+
+def _slow(roofline: dict[int, float] | None, cases: list[int]) -> str:
+    if not roofline:
+        return ""
+    known = [f"{roofline[c]:.0%}" for c in cases if c in roofline]
+    return f"; those cases run at {', '.join(known)} of the roofline" if known else ""
+
+
+def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = None) -> list[Finding]:
+    """Launch-level root causes: a grid below the SM count on some cases (low_occupancy, tiny grid), and cases
+    whose specialization drops 16-divisibility on address/mask arguments (misaligned_access).
+    `roofline` (case -> fraction of the roofline, when measured) weighs a cause by how slow its cases are."""
+    out = []
+    n_cases = max(1, len({l.case for l in facts.launches}))
+    tiny: dict[int, list[CaseLaunch]] = {}
+    for l in facts.launches:
+        if l.programs < facts.sms:
+            tiny.setdefault(l.case, []).append(l)
+    if tiny:
+        cases = sorted(tiny)
+        worst = min((l for ls in tiny.values() for l in ls), key=lambda l: l.programs)
+        what = "; ".join(f"{_case_label(facts, c)}: {', '.join(f'{l.kernel} grid {l.programs}' for l in tiny[c])}"
+                         for c in cases)
+        share = len(cases) / n_cases
+        confidence = TINY_GRID_CONFIDENCE * (0.6 + 0.4 * share) * _weight(roofline, cases)
+        out.append(Finding(
+            "low_occupancy", "L1",
+            f"{worst.kernel}: tiny grid: {len(cases)} of {n_cases} cases launch fewer programs than the "
+            f"{facts.sms} SMs (as few as {worst.programs}), so most SMs idle{_slow(roofline, cases)}",
+            round(confidence, 2),
+            [Evidence("L1", "launch", f"{_case_label(facts, c)}: " + ", ".join(
+                f"{l.kernel} grid {list(l.grid)} = {l.programs} programs" for l in tiny[c]),
+                {"case": c, "programs": [l.programs for l in tiny[c]], "sms": facts.sms}, path) for c in cases],
+            [], [f"the grid must have at least {facts.sms} programs (a few waves) on every case: split the reduced "
+                 "or looped dimension across programs (partials + a second pass, or atomics), or use smaller tiles"],
+        ))
+        out[-1].message += f" ({what})" if len(what) < 300 else ""
+    bad: dict[int, list[tuple[CaseLaunch, list[str]]]] = {}
+    for l in facts.launches:
+        args = l.misaligned()
+        if args:
+            bad.setdefault(l.case, []).append((l, args))
+    if bad:
+        cases = sorted(bad)
+        aligned = sorted({l.case for l in facts.launches} - set(cases))
+        args = sorted({a for ls in bad.values() for _, a_list in ls for a in a_list})
+        confidence = MISALIGNED_CONFIDENCE * (0.7 + 0.3 * len(cases) / n_cases) * _weight(roofline, cases)
+        lead = bad[cases[0]][0][0]
+        kernel = lead.kernel
+        fid = "masked_access" if set(args) <= lead.mask_only else "misaligned_access"
+        used = "mask bounds" if fid == "masked_access" else "load/store addresses or masks"
+        contrast = f"; {', '.join(f'case {c}' for c in aligned)} keep it" if aligned else ""
+        out.append(Finding(
+            fid, "L1",
+            f"{kernel}: {', '.join(f'case {c}' for c in cases)} lose 16-divisibility on "
+            f"{', '.join(f'`{a}`' for a in args)} (used in {used}), so Triton cannot prove "
+            f"16-byte alignment and those cases' accesses go narrow{contrast}{_slow(roofline, cases)}",
+            round(confidence, 2),
+            [Evidence("L1", "launch", f"{_case_label(facts, c)}: {l.kernel} specialization has no "
+                      f"tt.divisibility=16 on {', '.join(a)}", {"case": c, "args": a,
+                                                                  "values": {x: l.ints.get(x) for x in a if x in l.ints}},
+                      path) for c in cases for l, a in bad[c]],
+            [], [f"every case needs 16-divisible strides/bounds on {', '.join(args)}: pad rows to a multiple of 16 "
+                 "elements, split off an unmasked aligned body (mask only the tail), or read from the 16-byte-"
+                 "aligned address below the row start"],
+        ))
+    return out
+
+
+def _weight(roofline: dict[int, float] | None, cases: list[int]) -> float:
+    """How much the cases a cause touches matter: 1 without measurements; scaled down when they are already fast."""
+    if not roofline:
+        return 1.0
+    known = [roofline[c] for c in cases if c in roofline]
+    if not known:
+        return 1.0
+    slowest = min(known)
+    others = [v for c, v in roofline.items() if c not in cases]
+    if others and slowest >= min(others):
+        return 0.7  # the cause's cases are not the slow ones
+    return 1.0 if slowest < 0.6 else 0.85
+
+
+def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) -> list[Finding]:
+    """tail_effect: cases whose grid fills only part of its last wave, given each kernel's resident blocks per SM."""
+    hits = []
+    for l in facts.launches:
+        slots = facts.sms * max(1, blocks_per_sm.get(l.kernel, 1))
+        if l.programs < facts.sms or l.programs <= slots:
+            continue
+        waves = l.programs / slots
+        idle = (math.ceil(waves) - waves) / math.ceil(waves)
+        if waves <= TAIL_MAX_WAVES and idle >= TAIL_MIN_IDLE:
+            hits.append((l, waves, idle, slots))
+    if not hits:
+        return []
+    l0 = max(hits, key=lambda h: h[2])
+    return [Finding(
+        "tail_effect", "L3",
+        f"{l0[0].kernel}: {len(hits)} case(s) run {', '.join(f'{h[1]:.1f}' for h in hits)} waves of "
+        f"{l0[3]} resident programs; the last wave leaves up to {l0[2]:.0%} of the slots idle",
+        0.55,
+        [Evidence("L3", "launch", f"{_case_label(facts, l.case)}: {l.programs} programs / {slots} slots "
+                  f"({facts.sms} SMs x {slots // facts.sms} resident blocks) = {waves:.2f} waves",
+                  {"case": l.case, "programs": l.programs, "slots": slots}, path) for l, waves, _, slots in hits],
+        [], ["size the grid to whole waves (a persistent grid of SMs x resident blocks looping over tiles), or "
+             "tiles small enough for many waves"])]
+
+
+def bad_cases(finding: Finding) -> list[int]:
+    """The cases a launch finding names (its evidence's `case`), in order."""
+    return list(dict.fromkeys(e.data["case"] for e in finding.evidence if e.source == "launch" and "case" in e.data))
+
+
+def _widths(report: Any) -> dict[tuple, dict]:
+    """(line key, kind, column) -> memory fact of every tensor load/store L3 attributed."""
+    return {(key, f["kind"], f.get("col")): f for key, facts in report.lines.items() for f in facts
+            if f.get("kind") in ("load", "store") and f.get("vector_bytes")}
+
+
+def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, base_report: Any,
+            base_case: int) -> Finding | None:
+    """An L3 finding for a launch finding's case: the loads/stores its own specialization compiles narrower than the
+    compiled aligned case (or below 16 B when every case is misaligned), weighted by the bytes they move.
+    None when that case's code is no narrower: the launch fact did not cost vector width."""
+    base = _widths(base_report) if base_report is not None else {}
+    narrowed = []
+    for key, fact in _widths(case_report).items():
+        before = base.get(key, {}).get("vector_bytes", 16)
+        if fact["vector_bytes"] < min(16, before):
+            narrowed.append((key, fact, before))
+    if not narrowed:
+        return None
+    share = sum(f.get("traffic_share", 0.0) for _, f, _ in narrowed)
+    label = _case_label(facts, case)
+    lines = [f"line {k[0].rpartition(':')[2]} {f['kind']} of {', '.join(f.get('pointer_args') or ['?'])} "
+             f"{f['vector_bytes'] * 8}-bit (case {base_case}: {b * 8}-bit)" for k, f, b in narrowed[:4]]
+    confidence = min(0.95, finding.confidence + 0.1) * min(1.0, max(0.3, share / 0.5))
+    evidence = [Evidence("L3", "ptx" if f.get("ptx_bytes") else "ttgir",
+                         f"{label}: {f['summary']} (case {base_case}: {b * 8}-bit); {f.get('traffic_share', 0):.0%} of "
+                         "the kernel's bytes", {"case": case, "vector_bytes": f["vector_bytes"], "aligned_bytes": b,
+                                                 "why": f.get("why", [])}, k[0]) for k, f, b in narrowed[:6]]
+    kernel_lines = sorted({int(k[0].rpartition(":")[2]) for k, _, _ in narrowed})
+    return Finding(finding.id, "L3",
+                   f"{finding.message.split(':', 1)[0]}: {label} compiles its accesses narrower: {'; '.join(lines)} "
+                   f"({share:.0%} of the kernel's bytes); {finding.message.split(': ', 1)[-1]}",
+                   round(confidence, 2), evidence, kernel_lines, list(finding.conditions))

@@ -1,0 +1,174 @@
+"""Per-case launch facts and the ranking they feed: real task files, Triton's real binder and compiler (sm_90, no
+GPU), inputs faked so that even a 400 GB case is captured without allocating it."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kopt.config import load_settings
+from kopt.diagnose import launch_facts
+from kopt.diagnose.escalate import diagnose
+from kopt.diagnose.l3 import attribute
+from kopt.harness.compile import compile_task
+from kopt.task import load_task
+
+COL_SUM = '''
+"""Column sums: one program per 128 columns walks every row (the campaign's col_sum)."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def col_sum_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for start in range(0, M, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
+        acc += tl.sum(x.to(tl.float32), axis=0)
+    tl.store(y_ptr + cols, acc.to(y_ptr.dtype.element_ty), mask=cols < N)
+
+
+def entry(x):
+    M, N = x.shape
+    y = torch.empty((N,), device=x.device, dtype=x.dtype)
+    col_sum_kernel[(triton.cdiv(N, 128),)](x, y, M, N, BLOCK_M=32, BLOCK_N=128)
+    return y
+
+
+def reference(x):
+    return x.sum(0)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(case["M"], case["N"], generator=g).to(getattr(torch, case["dtype"])).to(device),)
+
+
+CASES = [
+    {"M": 8192, "N": 4096, "dtype": "float32"},
+    {"M": 32768, "N": 1024, "dtype": "float16"},
+    {"M": 3001, "N": 5003, "dtype": "float16"},
+    {"M": 1_000_000, "N": 100_000, "dtype": "float32"},
+    {"M": 64, "N": 999_999, "dtype": "float16"},
+]
+'''
+
+SWIGLU = '''
+"""silu(gate) * up over a flat buffer."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def swiglu_kernel(gate_ptr, up_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    g = tl.load(gate_ptr + offs, mask=mask).to(tl.float32)
+    u = tl.load(up_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(y_ptr + offs, (g * tl.sigmoid(g) * u).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def entry(gate, up):
+    y = torch.empty_like(gate)
+    n = gate.numel()
+    swiglu_kernel[(triton.cdiv(n, 1024),)](gate, up, y, n, BLOCK=1024)
+    return y
+
+
+def reference(gate, up):
+    return torch.nn.functional.silu(gate) * up
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    shape = (case["M"], case["N"])
+    return torch.randn(shape, generator=g).to(device), torch.randn(shape, generator=g).to(device)
+
+
+CASES = [
+    {"M": 4096, "N": 4096},
+    {"M": 8192, "N": 2048},
+    {"M": 777, "N": 13825},
+    {"M": 2048, "N": 8192},
+    {"M": 1023, "N": 5461},
+]
+'''
+
+
+def _task(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+@pytest.fixture()
+def col_sum(tmp_path):
+    return _task(tmp_path, "col_sum", COL_SUM)
+
+
+def test_every_case_is_captured_without_allocating_its_inputs(col_sum):
+    facts = launch_facts.capture(load_task(col_sum), "sm_90")  # case 3 is 400 GB of fp32: only fake tensors fit
+    assert facts.skipped == {} and facts.sms == 132
+    assert [(l.case, l.programs) for l in facts.launches] == [(0, 32), (1, 8), (2, 40), (3, 782), (4, 7813)]
+    assert facts.launches[0].ints == {"M": 8192, "N": 4096}
+    assert {"M", "N", "x_ptr", "y_ptr"} <= facts.launches[0].address_args
+    assert facts.launches[0].misaligned() == []
+    assert facts.launches[2].misaligned() == ["M", "N"]  # 3001 x 5003: Triton drops tt.divisibility=16 on both
+    assert facts.launches[4].misaligned() == ["N"]
+
+
+def test_a_tiny_grid_on_some_cases_is_low_occupancy_naming_them(col_sum):
+    facts = launch_facts.capture(load_task(col_sum), "sm_90")
+    found = {f.id: f for f in launch_facts.findings(facts, str(col_sum))}
+    tiny = found["low_occupancy"]
+    assert "tiny grid: 3 of 5 cases" in tiny.message and "as few as 8" in tiny.message
+    assert [e.data["case"] for e in tiny.evidence] == [0, 1, 2]
+    assert all(e.source == "launch" for e in tiny.evidence)
+    misaligned = found["misaligned_access"]
+    assert "case 2, case 4 lose 16-divisibility" in misaligned.message and "case 0, case 1, case 3 keep it" in misaligned.message
+
+
+def test_measured_roofline_sinks_a_cause_whose_cases_are_already_fast(col_sum):
+    facts = launch_facts.capture(load_task(col_sum), "sm_90")
+    plain = {f.id: f.confidence for f in launch_facts.findings(facts, str(col_sum))}
+    fast_odd = {f.id: f.confidence for f in launch_facts.findings(
+        facts, str(col_sum), roofline={0: 0.05, 1: 0.04, 2: 0.9, 3: 0.3, 4: 0.92})}
+    assert fast_odd["misaligned_access"] < plain["misaligned_access"]
+    assert fast_odd["low_occupancy"] == plain["low_occupancy"]
+
+
+def test_an_odd_mask_bound_alone_is_masked_access(tmp_path):
+    path = _task(tmp_path, "swiglu", SWIGLU)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    assert [l.case for l in facts.launches if l.misaligned()] == [2, 4]
+    assert facts.launches[0].mask_only == {"n_elements"}
+    (finding,) = launch_facts.findings(facts, str(path))
+    assert finding.id == "masked_access" and "`n_elements` (used in mask bounds)" in finding.message
+
+
+def test_escalation_compiles_the_odd_case_and_confirms_its_narrow_accesses(tmp_path):
+    path = _task(tmp_path, "swiglu", SWIGLU)
+    diag = diagnose(path, gpu=False, settings=load_settings())
+    levels = {r.level: r.status for r in diag.levels}
+    assert levels["L3"] == "used"  # a width cause found at L1 alone does not stop the escalation
+    top = diag.findings[0]
+    assert top.id == "masked_access" and top.level == "L3"
+    narrowed = [e for e in top.evidence if e.level == "L3" and e.data.get("case") == 2]
+    assert narrowed and all(e.data["vector_bytes"] < e.data["aligned_bytes"] == 16 for e in narrowed)
+    assert "case 2 (M=777, N=13825) compiles its accesses narrower" in top.message
+
+
+def test_a_once_per_program_store_cannot_outrank_the_loop_loads(col_sum):
+    task = load_task(col_sum)
+    report = attribute(compile_task(task, target="sm_90"), col_sum)
+    store = next(f for facts in report.lines.values() for f in facts if f.get("kind") == "store")
+    assert store["traffic_share"] < 0.01 and store["vector_bytes"] < 16
+    narrow = [f for f in report.findings if f.id in ("small_block", "non_vectorized_load")]
+    assert narrow and all(f.confidence < 0.3 for f in narrow)
+    diag = diagnose(col_sum, gpu=False, settings=load_settings())
+    assert diag.findings[0].id == "low_occupancy" and "tiny grid" in diag.findings[0].message
