@@ -175,7 +175,8 @@ def _recorded_diagnoses(store: Any, runs: list[Any]) -> dict[str, set[str]]:
 
 def trimmed_diff(old: str, new: str) -> str:
     """The unified diff old -> new with one line of context, cut to MAX_DIFF_LINES: an example, not a patch."""
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), "parent", "candidate", n=1, lineterm=""))
+    lines = [line.rstrip() for line in  # trailing blanks would force YAML to quote the whole diff
+             difflib.unified_diff(old.splitlines(), new.splitlines(), "parent", "candidate", n=1, lineterm="")]
     if len(lines) > MAX_DIFF_LINES:
         lines = lines[:MAX_DIFF_LINES] + [f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)"]
     return "\n".join(lines)
@@ -217,9 +218,16 @@ def _shared(values: list[tuple[str, ...]]) -> list[str]:
 
 
 def _first_sentences(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    cut = text[:limit]
-    return cut[:cut.rfind(". ") + 1] if ". " in cut[40:] else cut + ("..." if len(text) > limit else "")
+    """Whole leading sentences of a Change line up to `limit` characters (the first one cut at a word if longer)."""
+    sentences = re.split(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z(])", " ".join(text.split()))
+    if len(sentences) > 1 and not sentences[-1].endswith((".", "!", "?", ")")):
+        sentences.pop()  # the store keeps a Change line's first 500 characters: drop a sentence cut short
+    kept = sentences[0]
+    for sentence in sentences[1:]:
+        if len(kept) + 1 + len(sentence) > limit:
+            break
+        kept += " " + sentence
+    return kept if len(kept) <= limit else kept[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def ubiquitous(attempts: list[Attempt]) -> set[str]:
@@ -509,8 +517,19 @@ def _write(pattern: Pattern, path: Path, overlay: bool) -> None:
     check_pattern(data, path)
     head = f"{OVERLAY_MARK} of the curated {pattern.id}; edit the curated file, not this one\n" if overlay else ""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(head + yaml.safe_dump(data, sort_keys=False, width=100, allow_unicode=True))
+    tmp.write_text(head + yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, width=100, allow_unicode=True))
     tmp.replace(path)
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line text (an example's diff) as a literal block, so the file reads like the diff itself."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_BlockDumper.add_representer(str, _text)
 
 
 def _is_curated_file(path: Path) -> bool:
