@@ -609,13 +609,17 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         """Hybrid search over the ingested knowledge: compiler source, pass notes, the pattern catalog.
         Cite hits by their `cite` (path:lines@version). `path` may be a glob over compiler paths."""
         def run() -> SearchResult:
-            from kopt.index import open_index
+            from kopt.index import open_index, worker
 
-            index = open_index(ws.settings())
-            try:
-                hits = index.search(query, corpus=corpus or None, k=k, mode=mode, filters={"kind": kind, "path": path})
-            finally:
-                index.close()
+            settings = ws.settings()
+            asked = {"corpus": corpus or None, "k": k, "mode": mode, "filters": {"kind": kind, "path": path}}
+            hits = worker.call(settings, "search", query, **asked)  # the index's warm worker, shared with the CLI
+            if hits is None:  # none warm yet (this call starts one): search here
+                index = open_index(settings)
+                try:
+                    hits = index.search(query, **asked)
+                finally:
+                    index.close()
             return SearchResult(query=query, hits=[
                 SearchHit(cite=h.cite(), score=h.score, corpus=h.meta.get("corpus"), kind=h.meta.get("kind"),
                           symbol=h.meta.get("symbol"), text=h.text) for h in hits])
