@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from kopt.patterns import FAMILIES
+from kopt.diagnose.findings import FINDING_IDS
+from kopt.patterns import FAMILIES, SOURCE_SIGNALS
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,34 @@ CHANGE_KINDS: dict[str, ChangeKind] = {
         r"tf32|precision|bf16|fp16 operands|fp8"),
     "rewritten": ChangeKind("other source changes", "memory_access", (), "", r"$^"),
 }
+# The findings and L1 signals each kind of change can remove: a synthesized pattern's symptoms are the ones of
+# these its winning parents showed, not whatever else they happened to show (int64 indexing on two histograms).
+ANSWERS: dict[str, tuple[str, ...]] = {
+    "split_reduction": ("low_occupancy", "tail_effect", "serial_reduction", "latency_bound", "constant_grid"),
+    "persistent_grid": ("tail_effect", "too_many_programs", "low_occupancy", "tiny_programs"),
+    "atomics_privatized": ("atomic_contention", "serial_reduction", "atomic_in_loop"),
+    "dot_reformulation": ("no_tensor_cores", "scalar_loop", "redundant_loads", "compute_bound"),
+    "operand_padding": ("misaligned_access", "non_vectorized_load", "masked_access", "no_software_pipelining"),
+    "operand_relayout": ("transpose_before_dot", "layout_conversion", "uncoalesced_access", "no_tensor_cores",
+                         "strided_access"),
+    "unmasked_fast_path": ("masked_access", "non_vectorized_load", "misaligned_access"),
+    "aligned_windows": ("misaligned_access", "non_vectorized_load", "masked_access"),
+    "vector_hints": ("misaligned_access", "non_vectorized_load", "modulo_indexing", "modulo_offsets",
+                     "uncoalesced_access", "strided_access"),
+    "grid_flattened": ("too_many_programs", "small_block", "masked_access", "non_vectorized_load", "tiny_programs"),
+    "grid_axes_added": ("modulo_indexing", "modulo_offsets"),
+    "autotune_added": ("untuned_config", "no_autotune", "default_num_warps"),
+    "grouped_order": ("poor_l2_reuse", "no_grouped_order"),
+    "pipelining": ("no_software_pipelining", "latency_bound"),
+    "fused": ("unfused_ops", "memory_bound"),
+    "retiled": ("small_block", "untuned_config", "low_occupancy", "register_spill", "too_many_programs",
+                "tiny_programs", "default_num_warps"),
+    "precision": ("fp32_dot_ieee", "no_tensor_cores"),
+}
 GENERIC = {"retiled"}  # shows up beside almost every rewrite: the main kind only when nothing else is named
 assert all(k.family in FAMILIES for k in CHANGE_KINDS.values())
+assert set(ANSWERS) == set(CHANGE_KINDS) - {"rewritten"}
+assert all(a in FINDING_IDS or a in SOURCE_SIGNALS for answers in ANSWERS.values() for a in answers)
 
 _WORKSPACE = re.compile(r"partial|workspace|^ws$|split|scratch", re.I)
 _PRIVATE = re.compile(r"replica|copies|privat|scratch|bucket|perm|rank", re.I)

@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from kopt.diagnose.findings import FINDING_IDS
-from kopt.change_kinds import CHANGE_KINDS, classify_change
+from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
 from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
@@ -240,13 +240,13 @@ def ubiquitous(attempts: list[Attempt]) -> set[str]:
 
 def _llm_pattern(pid: str, wins: list[Attempt], tries: int, common: set[str]) -> Pattern | None:
     """A guidance pattern from LLM wins of one kind of change: symptoms are what most winning parents showed
-    (less what nearly all parents show), guidance the winning rounds' Change lines, examples their diffs.
-    None when the parents share no such symptom."""
+    that this change answers (less what nearly all parents show), guidance the winning rounds' Change lines,
+    examples their diffs. None when the parents share no such symptom."""
     if wins[0].change == "rewritten":
         return None
-    kind = CHANGE_KINDS[wins[0].change]
-    findings = [f for f in _shared([w.diagnosed for w in wins]) if f not in common]
-    signals = [s for s in _shared([w.signals for w in wins]) if s not in common]
+    kind, answers = CHANGE_KINDS[wins[0].change], set(ANSWERS[wins[0].change]) - common
+    findings = [f for f in _shared([w.diagnosed for w in wins]) if f in answers]
+    signals = [s for s in _shared([w.signals for w in wins]) if s in answers]
     if not findings and not signals:
         return None
     best = sorted(wins, key=lambda w: -(w.speedup or 0))
@@ -452,7 +452,7 @@ def plan(attempts: list[Attempt], curated: dict[str, Pattern], synthesized: dict
         if pattern is None:
             why = (f"{len(wins)} validated win(s); {MIN_WINS} needed" if len(wins) < MIN_WINS
                    else "no kind of change recognised in the diffs" if group[0].change == "rewritten"
-                   else "the winning parents share no distinguishing diagnosed symptom" if group[0].llm
+                   else "the winning parents share no diagnosed symptom this change answers" if group[0].llm
                    else f"finding {group[0].finding!r} is not in the label set")
             actions.append(Action("skip", pid, why, len(wins), len(group), [a.ref for a in group]))
             continue  # not counted: these rounds can still form a pattern with later wins

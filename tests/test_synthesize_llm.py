@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.change_kinds import classify_change, detected
+from kopt.change_kinds import ANSWERS, classify_change, detected
 from kopt.corpora import CORPORA_DIR
 from kopt.patterns import check_pattern, load_patterns
 from kopt.rounds.store import Round, RoundsStore
@@ -88,10 +88,12 @@ def test_two_arms_wins_of_one_kind_become_one_pattern_with_symptoms_guidance_and
     assert create.pattern_id == "llm_aligned_windows" and create.rounds == [f"{full}:1", f"{none}:1"]
     text = (out / "llm_aligned_windows.yaml").read_text()
     check_pattern(yaml.safe_load(text), out / "llm_aligned_windows.yaml")
+    assert "  diff: |" in text and "\n    +++ candidate\n" in text  # the diff reads as a diff in the file
     (p,) = [p for p in load_patterns([out]) if p.id == "llm_aligned_windows"]
     assert p.provenance == {"kind": "synthesized", "rounds": [f"{full}:1", f"{none}:1"]}
     assert p.family == "memory_access" and p.applies_to == ["reduction"]
-    assert p.finding_ids or p.source_signals  # what the parents showed, found by L1 on their source
+    assert p.finding_ids or p.source_signals  # what the parents showed, found by L1 on their source ...
+    assert set(p.finding_ids + p.source_signals) <= set(ANSWERS["aligned_windows"])  # ... that the change answers
     assert "row_sum (1.20x)" in p.recipe["guidance"] and "row_max" in p.recipe["guidance"]
     assert p.preconditions and sorted(p.stats["speedups"]) == sorted(
         round(ROUNDS[n]["speedup_over_parent"], 3) for n in ("row_sum_full_2", "row_max_none_2"))
@@ -122,10 +124,10 @@ def test_an_ungrounded_win_borrows_the_recorded_diagnosis_of_the_same_parent(sto
 
 
 def test_one_win_of_a_kind_waits_for_a_second(store, tmp_path):
-    _store_with(store, [("histogram_none_2", "none", "improved")])
+    _store_with(store, [("row_max_none_2", "none", "improved")])  # no curated pattern prescribes aligned windows
     out = tmp_path / "patterns"
     (skip,) = synthesize(store, out, curated_dirs=[CORPORA_DIR / "patterns"])
-    assert skip.kind == "skip" and skip.pattern_id == "llm_atomics_privatized" and "2 needed" in skip.reason
+    assert skip.kind == "skip" and skip.pattern_id == "llm_aligned_windows" and "2 needed" in skip.reason
     assert not list(out.glob("*.yaml"))
 
 
