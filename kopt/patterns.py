@@ -42,6 +42,7 @@ SOURCE_SIGNALS: dict[str, str] = {
     "no_grouped_order": "a 2-D-grid matmul with plain row-major program order",
     "tiny_programs": "a grid of cdiv(n, small): many tiny programs",
     "atomic_in_loop": "tl.atomic_* inside a loop",
+    "scattered_atomic": "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
     "constant_grid": "a launch grid of literal constants with fewer programs than a GPU has SMs",
 }
 

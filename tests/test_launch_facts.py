@@ -172,3 +172,39 @@ def test_a_once_per_program_store_cannot_outrank_the_loop_loads(col_sum):
     assert narrow and all(f.confidence < 0.3 for f in narrow)
     diag = diagnose(col_sum, gpu=False, settings=load_settings())
     assert diag.findings[0].id == "low_occupancy" and "tiny grid" in diag.findings[0].message
+
+
+def test_many_programs_that_each_move_little_are_too_many_programs():
+    path = Path(__file__).parent / "fixtures" / "l1" / "scatter_rows.py"
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    found = {f.id: f for f in launch_facts.findings(facts, str(path))}
+    tiny = found["too_many_programs"]
+    assert [e.data["case"] for e in tiny.evidence] == [0, 3]  # 4096 and 65536 programs of one 128-float row each
+    assert [e.data["programs"] for e in tiny.evidence] == [4096, 65536]
+    assert all(e.data["tensor_bytes"] / e.data["programs"] < 1024 for e in tiny.evidence)
+
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_modulo_counts_only_on_per_element_offsets_of_the_vector_dim():
+    def modulo(path, case=0):
+        report = attribute(compile_task(load_task(path), case=case, target="sm_90"), path)
+        return [f for f in report.findings if f.id == "modulo_indexing"]
+
+    # `%`/`//` on program ids (the grouped tile order) leave the loads' contiguous dim alone
+    assert modulo(ROOT / "evals" / "suite" / "matmul_fp32.py") == []
+    gelu = ROOT / "evals" / "diagnosis" / "gelu_modulo.py"
+    # a flat index split per element by N=4096: AxisInfo sees through it, the loads stay 128-bit
+    assert modulo(gelu) == []
+    # by N=4999 (case 3) the split breaks contiguity: the loads it feeds narrow, and the modulo is named
+    flat = modulo(gelu, case=3)
+    assert flat and "modulo/division" in flat[0].message and "32-bit" in flat[0].message
+
+
+def test_an_unconfirmed_source_modulo_sinks_after_l3():
+    gelu = ROOT / "evals" / "diagnosis" / "gelu_modulo.py"
+    l1 = {f.id: f for f in diagnose(gelu, level="L1", gpu=False, settings=load_settings()).findings}
+    full = {f.id: f for f in diagnose(gelu, level="L3", gpu=False, settings=load_settings()).findings}
+    assert full["modulo_indexing"].level == "L1" and "not confirmed at L3" in full["modulo_indexing"].message
+    assert full["modulo_indexing"].confidence < l1["modulo_indexing"].confidence

@@ -25,6 +25,7 @@ GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
 # Vector-width causes: only the compiled code shows whether the width was lost, so at L1 they do not stop escalation.
 WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
+NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
 
@@ -60,6 +61,17 @@ def grounded(finding: Finding, failed: set[str]) -> bool:
     return (finding.id not in failed and finding.id not in SYMPTOMS and finding.confidence >= GROUNDED
             and bool(finding.patterns or finding.conditions)
             and not (finding.level == "L1" and finding.id in WIDTH_CAUSES))
+
+
+def explained_by(width_findings: list[Finding], causes: list[Finding]) -> list[Finding]:
+    """Width causes sink below a cause that already makes the same accesses narrow: a strided fastest dim or a
+    scalar loop loses vector width whatever the alignment, so fixing alignment first would change nothing."""
+    deeper = [f for f in causes if f.id in NARROW_ANYWAY]
+    for f in width_findings:
+        if f.id in WIDTH_CAUSES and deeper:
+            f.confidence = round(f.confidence * 0.5, 2)
+            f.message += f" (secondary: {deeper[0].id} makes these accesses narrow whatever their alignment)"
+    return width_findings
 
 
 def for_target(catalog: list, family: str) -> list:
@@ -231,7 +243,7 @@ class _Run:
         reason = "source and launch-config signals matched against the pattern catalog"
         if self.family != "ascend":
             launch, note = self.launch_findings()
-            findings += launch
+            findings += explained_by(launch, findings)
             reason += f"; {note}"
         self.record("L1", "used", reason, findings, t)
 
@@ -290,6 +302,11 @@ class _Run:
         if report.notes:
             reason += "; " + "; ".join(report.notes)
         self.record("L3", "used", reason, report.findings + self.case_width_findings(report), t)
+        confirmed = {f.id for f in self.found if f.level == "L3"}
+        for f in self.found:
+            if f.level == "L1" and f.id == "modulo_indexing" and f.id not in confirmed:
+                f.confidence = round(f.confidence * 0.5, 2)  # the compiled loads kept their width despite the %
+                f.message += " (not confirmed at L3: no load/store the modulo feeds is narrower than 16 B)"
         if self.launch_facts is not None and report.kernels:
             from kopt.diagnose.launch_facts import tail_findings
 

@@ -33,6 +33,7 @@ SIGNAL_FINDING: dict[str, str] = {
     "no_grouped_order": "poor_l2_reuse",
     "tiny_programs": "too_many_programs",
     "atomic_in_loop": "atomic_contention",
+    "scattered_atomic": "atomic_contention",
     "constant_grid": "low_occupancy",
 }
 # ... with a prior for how often the signal alone means a real slowdown ...
@@ -40,7 +41,7 @@ SIGNAL_CONFIDENCE: dict[str, float] = {
     "fp32_dot_ieee": 0.9, "scalar_loop": 0.85, "small_block": 0.8, "atomic_in_loop": 0.75,
     "loop_invariant_load": 0.7, "tiny_programs": 0.7, "modulo_offsets": 0.6, "transpose_before_dot": 0.55,
     "no_grouped_order": 0.55, "int64_offsets": 0.5, "default_num_warps": 0.5, "strided_access": 0.45,
-    "no_autotune": 0.35, "constant_grid": 0.8,
+    "no_autotune": 0.35, "constant_grid": 0.8, "scattered_atomic": 0.7,
 }
 # ... and what must hold before acting on it.
 SIGNAL_CONDITIONS: dict[str, str] = {
@@ -648,9 +649,30 @@ def _atomic_in_loop(s: _KernelScan) -> list[Signal]:
                    f"{_tl_name(calls[0], s.m.aliases)} inside a loop: one contended atomic per iteration", {})]
 
 
+def _scattered_atomic(s: _KernelScan) -> list[Signal]:
+    """An atomic outside any loop whose address comes from loaded values: every program updates data-chosen
+    targets, so programs that pick the same hot bin or row serialize on it (a loop's atomics: atomic_in_loop)."""
+    loaded: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in s.assignments:
+            if name not in loaded and (_names(value) & loaded or any(
+                    _tl_name(c, s.m.aliases) == "load" for c in ast.walk(value) if isinstance(c, ast.Call))):
+                loaded.add(name)
+                changed = True
+    calls = [c for c in s.calls if (_tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) not in s.in_loop
+             and c.args and _names(c.args[0]) & loaded]
+    if not calls:
+        return []
+    return [Signal("scattered_atomic", s.fn.name, sorted({c.lineno for c in calls}),
+                   f"{_tl_name(calls[0], s.m.aliases)} at addresses loaded from memory ({ast.unparse(calls[0].args[0])}): "
+                   "programs that pick the same target serialize on it", {})]
+
+
 DETECTORS = (_small_block, _no_autotune, _default_num_warps, _fp32_dot_ieee, _scalar_loop, _int64_offsets,
              _modulo_offsets, _transpose_before_dot, _loop_invariant_load, _strided_access, _no_grouped_order,
-             _tiny_programs, _atomic_in_loop, _constant_grid)
+             _tiny_programs, _atomic_in_loop, _constant_grid, _scattered_atomic)
 
 
 def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:

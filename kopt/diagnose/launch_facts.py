@@ -26,8 +26,12 @@ SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
 DEFAULT_SMS = 132
 TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
 MISALIGNED_CONFIDENCE = 0.8
+TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
+MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
+TINY_PROGRAMS_CONFIDENCE = 0.65
 TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
+TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
 
 
 @dataclass
@@ -42,6 +46,7 @@ class CaseLaunch:
     pointers: set[str]  # tensor arguments
     address_args: set[str]  # arguments the kernel's load/store addresses or masks use
     mask_only: set[str] = field(default_factory=set)  # of those, the ones only masks use
+    tensor_bytes: int = 0  # bytes of all tensor arguments: an upper bound on what the launch moves
     launch: Any = field(default=None, repr=False)  # the intercepted Launch, to compile this signature
 
     @property
@@ -138,7 +143,8 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
             facts.launches.append(CaseLaunch(
                 case=index, kernel=jit.fn.__name__, grid=tuple(int(g) for g in launch.grid), divisible=divisible,
                 ints=_int_values(launch), pointers={n for n, t in kinds.items() if t.startswith("*")},
-                address_args=addresses[jit][0], mask_only=addresses[jit][1], launch=launch))
+                address_args=addresses[jit][0], mask_only=addresses[jit][1],
+                tensor_bytes=getattr(launch, "tensor_bytes", 0), launch=launch))
     return facts
 
 
@@ -156,6 +162,7 @@ def _keeping_int_values(launches: list) -> Iterator[None]:
         bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
         for launch in launches[before:]:
             launch.values = {k: v for k, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
+            launch.tensor_bytes = sum(v.numel() * v.element_size() for v in bound.values() if hasattr(v, "element_size"))
         return result
 
     JITFunction.run = run
@@ -213,6 +220,23 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "or looped dimension across programs (partials + a second pass, or atomics), or use smaller tiles"],
         ))
         out[-1].message += f" ({what})" if len(what) < 300 else ""
+    small = [l for l in facts.launches if l.tensor_bytes and l.programs >= MANY_PROGRAMS * facts.sms
+             and l.tensor_bytes / l.programs <= TINY_PROGRAM_BYTES]
+    if small:
+        cases = sorted({l.case for l in small})
+        per = {l.case: l.tensor_bytes / l.programs for l in small}
+        confidence = TINY_PROGRAMS_CONFIDENCE * (0.6 + 0.4 * len(cases) / n_cases) * _weight(roofline, cases)
+        out.append(Finding(
+            "too_many_programs", "L1",
+            f"{small[0].kernel}: {', '.join(f'case {c}' for c in cases)} launch up to {max(l.programs for l in small)} "
+            f"programs that each move at most {max(per.values()):.0f} B (all tensor bytes / programs): launch and "
+            f"scheduling overhead, not bandwidth, bound them{_slow(roofline, cases)}",
+            round(confidence, 2),
+            [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} grid {l.programs} programs for "
+                      f"{l.tensor_bytes} tensor bytes = {l.tensor_bytes / l.programs:.0f} B per program",
+                      {"case": l.case, "programs": l.programs, "tensor_bytes": l.tensor_bytes}, path) for l in small],
+            [], ["each program should move several KB: cover more rows/tokens per program (2-D tiles) or flatten "
+                 "the grid so no lanes sit masked"]))
     bad: dict[int, list[tuple[CaseLaunch, list[str]]]] = {}
     for l in facts.launches:
         args = l.misaligned()
@@ -277,7 +301,7 @@ def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) 
         "tail_effect", "L3",
         f"{l0[0].kernel}: {len(hits)} case(s) run {', '.join(f'{h[1]:.1f}' for h in hits)} waves of "
         f"{l0[3]} resident programs; the last wave leaves up to {l0[2]:.0%} of the slots idle",
-        0.55,
+        TAIL_CONFIDENCE,
         [Evidence("L3", "launch", f"{_case_label(facts, l.case)}: {l.programs} programs / {slots} slots "
                   f"({facts.sms} SMs x {slots // facts.sms} resident blocks) = {waves:.2f} waves",
                   {"case": l.case, "programs": l.programs, "slots": slots}, path) for l, waves, _, slots in hits],
@@ -311,11 +335,12 @@ def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, b
         return None
     share = sum(f.get("traffic_share", 0.0) for _, f, _ in narrowed)
     label = _case_label(facts, case)
+    than = f"case {base_case}" if base is not None else "16-byte vectors"
     lines = [f"line {k[0].rpartition(':')[2]} {f['kind']} of {', '.join(f.get('pointer_args') or ['?'])} "
-             f"{f['vector_bytes'] * 8}-bit (case {base_case}: {b * 8}-bit)" for k, f, b in narrowed[:4]]
+             f"{f['vector_bytes'] * 8}-bit ({than}: {b * 8}-bit)" for k, f, b in narrowed[:4]]
     confidence = min(0.95, finding.confidence + 0.1) * min(1.0, max(0.3, share / 0.5))
     evidence = [Evidence("L3", "ptx" if f.get("ptx_bytes") else "ttgir",
-                         f"{label}: {f['summary']} (case {base_case}: {b * 8}-bit); {f.get('traffic_share', 0):.0%} of "
+                         f"{label}: {f['summary']} ({than}: {b * 8}-bit); {f.get('traffic_share', 0):.0%} of "
                          "the kernel's bytes", {"case": case, "vector_bytes": f["vector_bytes"], "aligned_bytes": b,
                                                  "why": f.get("why", [])}, k[0]) for k, f, b in narrowed[:6]]
     kernel_lines = sorted({int(k[0].rpartition(":")[2]) for k, _, _ in narrowed})
