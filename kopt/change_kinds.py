@@ -43,7 +43,7 @@ CHANGE_KINDS: dict[str, ChangeKind] = {
         r"persistent|grid-stride|num_sms|per sm\b"),
     "atomics_privatized": ChangeKind(
         "global atomics replaced or privatized (per-program histograms, replicated scratch copies, a sort or "
-        "bucket list instead of atomics)", "atomics", ("per_program_partials", "two_stage_reduction"),
+        "bucket list instead of atomics)", "atomics", ("privatized_atomics", "per_program_partials", "two_stage_reduction"),
         "many programs update the same addresses with atomics; the privatized copies fit in registers, shared "
         "memory or a small scratch buffer", r"atomic|privati[sz]|histogram|scratch cop|bucket|csr\b"),
     "dot_reformulation": ChangeKind(
@@ -110,7 +110,7 @@ CHANGE_KINDS: dict[str, ChangeKind] = {
 ANSWERS: dict[str, tuple[str, ...]] = {
     "split_reduction": ("low_occupancy", "tail_effect", "serial_reduction", "latency_bound", "constant_grid"),
     "persistent_grid": ("tail_effect", "too_many_programs", "low_occupancy", "tiny_programs"),
-    "atomics_privatized": ("atomic_contention", "serial_reduction", "atomic_in_loop"),
+    "atomics_privatized": ("atomic_contention", "serial_reduction", "atomic_in_loop", "scattered_atomic"),
     "dot_reformulation": ("no_tensor_cores", "scalar_loop", "redundant_loads", "compute_bound"),
     "operand_padding": ("misaligned_access", "non_vectorized_load", "masked_access", "no_software_pipelining"),
     "operand_relayout": ("transpose_before_dot", "layout_conversion", "uncoalesced_access", "no_tensor_cores",
