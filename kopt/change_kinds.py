@@ -129,7 +129,8 @@ ANSWERS: dict[str, tuple[str, ...]] = {
                 "tiny_programs", "default_num_warps"),
     "precision": ("fp32_dot_ieee", "no_tensor_cores"),
 }
-GENERIC = {"retiled"}  # shows up beside almost every rewrite: the main kind only when nothing else is named
+GENERIC = {"retiled"}
+OPENING = 300  # the part of a Change line that says what changed; the rest argues why, naming other kinds in passing  # shows up beside almost every rewrite: the main kind only when nothing else is named
 assert all(k.family in FAMILIES for k in CHANGE_KINDS.values())
 assert set(ANSWERS) == set(CHANGE_KINDS) - {"rewritten"}
 assert all(a in FINDING_IDS or a in SOURCE_SIGNALS for answers in ANSWERS.values() for a in answers)
@@ -260,12 +261,12 @@ def detected(old: str, new: str) -> list[str]:
 
 def classify_change(old: str, new: str, change_line: str = "") -> list[str]:
     """Kinds of change from `old` to `new` (CHANGE_KINDS keys), the main one first: of the kinds the diff shows,
-    the one the Change line names earliest (a generic retile only when it names nothing more specific), else
-    the most structural. ['rewritten'] when none is recognised."""
+    the one the Change line's opening names earliest (a generic retile only when it names nothing more specific),
+    else the most structural. ['rewritten'] when none is recognised."""
     kinds = detected(old, new)
     if not kinds:
         return ["rewritten"]
-    text = change_line.lower()
+    text = change_line[:OPENING].lower()
 
     def rank(kind: str) -> tuple[bool, bool, int, int]:
         match = re.search(CHANGE_KINDS[kind].words, text)

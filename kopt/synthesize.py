@@ -119,12 +119,12 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
             if rnd.outcome not in FAILURES and rnd.outcome != "improved":
                 continue
             finding = (rnd.hypothesis_key or "").split("/")[0] or (rnd.finding_ids or ["unknown"])[0]
-            diff = ""
+            diff, hypothesis = "", rnd.hypothesis
             if rnd.proposer.startswith("recipe:"):
                 change = rnd.proposer
             elif rnd.candidate:
-                candidate = store.get(rnd.candidate)
-                change = classify_change(parent, candidate, rnd.hypothesis)[0]
+                candidate, hypothesis = store.get(rnd.candidate), change_line(store, rnd)
+                change = classify_change(parent, candidate, hypothesis)[0]
                 diff = trimmed_diff(parent, candidate)
             else:
                 continue
@@ -136,12 +136,26 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
                     fresh[parent_hash] = diagnose_source(parent, op)
                 diagnosed |= fresh[parent_hash]
             attempts.append(Attempt(f"{run.run_id}:{rnd.n}", finding, change, family, op, win,
-                                    speedup if win else None, rnd.pattern_id, rnd.hypothesis, list(rnd.finding_ids),
+                                    speedup if win else None, rnd.pattern_id, hypothesis, list(rnd.finding_ids),
                                     rnd.level_reached, *view, tuple(sorted(diagnosed)), diff))
             if win and rnd.candidate:
                 parent, parent_hash = store.get(rnd.candidate), rnd.candidate
                 view = l1_view(parent)
     return attempts
+
+
+def change_line(store: Any, rnd: Any) -> str:
+    """An LLM round's whole Change line, from its transcript's reply (the round's hypothesis keeps 300 characters)."""
+    digest = (rnd.evidence or {}).get("transcript")
+    if digest:
+        try:
+            replies = [m["content"] for m in json.loads(store.get(digest))["messages"] if m["role"] == "assistant"]
+        except (KeyError, TypeError, ValueError):
+            replies = []
+        match = re.search(r"^\s*Change:\s*(.+)$", replies[-1], re.M) if replies else None
+        if match:
+            return match.group(1).strip()
+    return rnd.hypothesis
 
 
 def diagnose_source(source: str, op: str) -> set[str]:
@@ -221,7 +235,7 @@ def _first_sentences(text: str, limit: int = 300) -> str:
     """Whole leading sentences of a Change line up to `limit` characters (the first one cut at a word if longer)."""
     sentences = re.split(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z(])", " ".join(text.split()))
     if len(sentences) > 1 and not sentences[-1].endswith((".", "!", "?", ")")):
-        sentences.pop()  # the store keeps a Change line's first 500 characters: drop a sentence cut short
+        sentences.pop()  # a Change line cut short (a round's hypothesis keeps 300 characters): drop its last piece
     kept = sentences[0]
     for sentence in sentences[1:]:
         if len(kept) + 1 + len(sentence) > limit:

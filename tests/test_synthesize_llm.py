@@ -173,3 +173,20 @@ def test_pattern_examples_are_checked_and_files_without_them_round_trip(tmp_path
         pattern_from_dict({**data, "examples": [{"round": "r:1"}]})
     with pytest.raises(KoptError, match=r"examples\[0\]\.patch"):
         pattern_from_dict({**data, "examples": [{"round": "r:1", "diff": "x", "patch": "y"}]})
+
+
+def test_the_whole_change_line_comes_from_the_transcript(store):
+    """A round's hypothesis keeps 300 characters of the Change line; guidance is built from the whole line, which the
+    round's transcript holds (the reply verbatim)."""
+    from kopt.synthesize import collect_attempts
+
+    parent, candidate = _pair("swiglu_none_2")
+    whole = ROUNDS["swiglu_none_2"]["change"] + " The tail block keeps its mask, so results stay exact."
+    run = store.create_run(Path("/suite/swiglu.py"), parent, {"op": "swiglu"}, [1.0], {"available": True}, {"ok": True})
+    transcript = store.put_json({"messages": [{"role": "user", "content": "..."},
+                                              {"role": "assistant", "content": f"Change: {whole}\n```python\n...\n```"}]})
+    store.add_round(Round(run_id=run.run_id, n=1, level_reached=None, hypothesis=whole[:300], hypothesis_key="llm",
+                          finding_ids=[], pattern_id=None, proposer="llm:m", candidate=store.put(candidate),
+                          outcome="improved", speedup_best=1.15, evidence={"transcript": transcript}, seconds=1.0))
+    (attempt,) = collect_attempts(store)
+    assert attempt.hypothesis == whole and attempt.change == "unmasked_fast_path"
