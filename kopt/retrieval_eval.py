@@ -33,7 +33,7 @@ from llama_index.core.evaluation.retrieval.metrics import MRR, NDCG, HitRate
 
 from kopt.errors import KoptError
 
-CATEGORIES = ("symptom", "mechanism", "option", "error")
+CATEGORIES = ("symptom", "mechanism", "option", "error", "cross-stage")  # cross-stage: needs two or more compiler stages
 LEVELS = ("file", "symbol")
 RECALL_AT = (1, 5, 10)
 SPLITS = ("dev", "test")
