@@ -59,6 +59,18 @@ def task(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def aligned_task(task: Path) -> Path:
+    """The task with every case a multiple of 16 and >= 132 programs, so that the untuned config is the diagnosis's
+    first finding (the per-case launch facts would otherwise lead with the odd cases' masked access)."""
+    path = task
+    text = path.read_text()
+    cases = next(line for line in text.splitlines() if line.startswith("CASES = "))
+    path.write_text(text.replace(cases, 'CASES = [{"n": 1 << 24}, {"n": 1 << 20}, {"n": 1_000_000}, {"n": 1 << 26}, '
+                                        '{"n": 33_554_432}]'))
+    return path
+
+
 def test_waiting_reply_resume_unparsable_and_pending(task, tmp_path):
     ex = tmp_path / "ex"
     start = ["optimize", str(task), "--proposer", "llm", "--grounding", "none", "--llm-exchange", "ex", "--rounds", "3"]
@@ -190,8 +202,10 @@ def test_kill_9_around_the_exchange_loses_no_round_and_reuses_no_reply(task, tmp
     assert "round 1 [llm:replier-1] BLOCK_SIZE 2048" in round2[0]["messages"][1]["content"]
 
 
-def test_grounding_full_shows_the_diagnosis_as_evidence_and_none_runs_no_diagnosis(task, tmp_path):
+def test_grounding_full_shows_the_diagnosis_as_evidence_and_none_runs_no_diagnosis(aligned_task, tmp_path):
     from kopt.optimize import optimize
+
+    task = aligned_task
 
     (tmp_path / "full").mkdir()
     full = optimize(task, rounds=1, proposer="llm", grounding="full", llm_exchange=tmp_path / "ex-full",
@@ -278,10 +292,12 @@ def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
     assert reason is None and order[0] is hits[2]
 
 
-def test_a_resumed_round_asks_its_recorded_request_without_diagnosing_again(task, tmp_path, monkeypatch):
+def test_a_resumed_round_asks_its_recorded_request_without_diagnosing_again(aligned_task, tmp_path, monkeypatch):
     """The diagnosis costs GPU time: it runs once per round (when the request is written), never for `none`."""
     import kopt.diagnose.escalate
     from kopt.optimize import optimize
+
+    task = aligned_task
 
     real, calls = kopt.diagnose.escalate.diagnose, []
     monkeypatch.setattr(kopt.diagnose.escalate, "diagnose", lambda *a, **k: calls.append(1) or real(*a, **k))

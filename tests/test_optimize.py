@@ -47,6 +47,16 @@ def timed(monkeypatch):
     monkeypatch.setattr(kopt.rewrite.recipes, "MAX_VARIANTS", 2)
 
 
+def aligned_vector_add(task: Path) -> None:
+    """examples/vector_add.py with every case a multiple of 16 and >= 132 programs: the launch facts then name no
+    masked-access or tiny-grid cause, and the untuned config is the one hypothesis these loop tests act on."""
+    shutil.copy(ROOT / "examples/vector_add.py", task)
+    text = task.read_text()
+    cases = next(line for line in text.splitlines() if line.startswith("CASES = "))
+    task.write_text(text.replace(cases, 'CASES = [{"n": 1 << 24}, {"n": 1 << 20}, {"n": 1_000_000}, {"n": 1 << 26}, '
+                                        '{"n": 33_554_432}]'))
+
+
 def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkeypatch):
     from kopt.cli import cli
     from kopt.config import load_settings
@@ -54,7 +64,7 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     from kopt.task import load_task
 
     task = tmp_path / "vector_add.py"
-    shutil.copy(ROOT / "examples/vector_add.py", task)
+    aligned_vector_add(task)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     events = []
@@ -106,7 +116,7 @@ def test_best_kernel_goes_into_a_folder_that_does_not_exist_yet(timed, tmp_path,
     from kopt.optimize import optimize
 
     task = tmp_path / "vector_add.py"
-    shutil.copy(ROOT / "examples/vector_add.py", task)
+    aligned_vector_add(task)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / ".kopt" / "best" / "vector_add-progressive.py"
