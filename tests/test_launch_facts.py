@@ -208,3 +208,21 @@ def test_an_unconfirmed_source_modulo_sinks_after_l3():
     full = {f.id: f for f in diagnose(gelu, level="L3", gpu=False, settings=load_settings()).findings}
     assert full["modulo_indexing"].level == "L1" and "not confirmed at L3" in full["modulo_indexing"].message
     assert full["modulo_indexing"].confidence < l1["modulo_indexing"].confidence
+
+
+def test_a_ragged_last_wave_is_a_tail_effect_given_the_resident_blocks(col_sum):
+    facts = launch_facts.capture(load_task(col_sum), "sm_90")
+    # 7813 programs (case 4) on 132 SMs x 40 resident blocks = 1.48 waves: half the last wave idles
+    (tail,) = launch_facts.tail_findings(facts, {"col_sum_kernel": 40}, str(col_sum))
+    assert tail.id == "tail_effect" and [e.data["case"] for e in tail.evidence] == [4]
+    assert "1.5 waves of 5280 resident programs" in tail.message
+    # with 8 resident blocks the same grid runs 7.4 waves: the ragged last one costs little
+    assert launch_facts.tail_findings(facts, {"col_sum_kernel": 8}, str(col_sum)) == []
+
+
+def test_launch_evidence_points_at_the_launch_line(col_sum):
+    facts = launch_facts.capture(load_task(col_sum), "sm_90")
+    line = next(i for i, ln in enumerate(col_sum.read_text().splitlines(), 1) if "col_sum_kernel[(" in ln)
+    assert {l.site for l in facts.launches} == {f"{col_sum.resolve()}:{line}"}
+    tiny = next(f for f in launch_facts.findings(facts, str(col_sum)) if f.id == "low_occupancy")
+    assert tiny.evidence[0].location == f"{col_sum.resolve()}:{line}"

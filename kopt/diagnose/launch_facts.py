@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import math
 import textwrap
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -47,6 +48,7 @@ class CaseLaunch:
     address_args: set[str]  # arguments the kernel's load/store addresses or masks use
     mask_only: set[str] = field(default_factory=set)  # of those, the ones only masks use
     tensor_bytes: int = 0  # bytes of all tensor arguments: an upper bound on what the launch moves
+    site: str | None = None  # task file:line of the launch
     launch: Any = field(default=None, repr=False)  # the intercepted Launch, to compile this signature
 
     @property
@@ -126,7 +128,7 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
             except Exception as exc:  # data-dependent inputs cannot be faked; the case is left out, said why
                 facts.skipped[index] = f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
                 continue
-            with intercept_launches(spec) as launches, _keeping_int_values(launches):
+            with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)):
                 try:
                     task.entry(*inputs)
                 except Exception as exc:
@@ -144,13 +146,14 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
                 case=index, kernel=jit.fn.__name__, grid=tuple(int(g) for g in launch.grid), divisible=divisible,
                 ints=_int_values(launch), pointers={n for n, t in kinds.items() if t.startswith("*")},
                 address_args=addresses[jit][0], mask_only=addresses[jit][1],
-                tensor_bytes=getattr(launch, "tensor_bytes", 0), launch=launch))
+                tensor_bytes=getattr(launch, "tensor_bytes", 0), site=getattr(launch, "site", None), launch=launch))
     return facts
 
 
 @contextlib.contextmanager
-def _keeping_int_values(launches: list) -> Iterator[None]:
-    """Inside intercept_launches: also keep each launch's int arguments by name (the binder keeps only types)."""
+def _keeping_int_values(launches: list, task_file: str) -> Iterator[None]:
+    """Inside intercept_launches: also keep each launch's int arguments by name (the binder keeps only types),
+    the bytes of its tensors, and the task-file line that launched it."""
     from triton.runtime.jit import JITFunction
 
     record = JITFunction.run
@@ -158,11 +161,14 @@ def _keeping_int_values(launches: list) -> Iterator[None]:
     def run(self, *args, **kwargs):
         before = len(launches)
         result = record(self, *args, **kwargs)
+        site = next((f"{f.filename}:{f.lineno}" for f in reversed(traceback.extract_stack())
+                     if f.filename == task_file), None)
         names = [p.name for p in self.params]
         bound = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
         for launch in launches[before:]:
             launch.values = {k: v for k, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
             launch.tensor_bytes = sum(v.numel() * v.element_size() for v in bound.values() if hasattr(v, "element_size"))
+            launch.site = site
         return result
 
     JITFunction.run = run
@@ -176,6 +182,11 @@ def _int_values(launch: Any) -> dict[str, int]:
     """Runtime int arguments (not declared constexpr) and their values; an int equal to 1 is among them."""
     declared = {p.name for p in launch.fn.params if p.is_constexpr}
     return {k: v for k, v in getattr(launch, "values", {}).items() if k not in declared}
+
+
+def _lines(launches) -> list[int]:
+    """The task-file lines that launched these kernels (the report shows them as the finding's source)."""
+    return sorted({int(l.site.rpartition(":")[2]) for l in launches if l.site})
 
 
 def _case_label(facts: LaunchFacts, index: int) -> str:
@@ -215,8 +226,9 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
             round(confidence, 2),
             [Evidence("L1", "launch", f"{_case_label(facts, c)}: " + ", ".join(
                 f"{l.kernel} grid {list(l.grid)} = {l.programs} programs" for l in tiny[c]),
-                {"case": c, "programs": [l.programs for l in tiny[c]], "sms": facts.sms}, path) for c in cases],
-            [], [f"the grid must have at least {facts.sms} programs (a few waves) on every case: split the reduced "
+                {"case": c, "programs": [l.programs for l in tiny[c]], "sms": facts.sms}, tiny[c][0].site or path)
+                for c in cases],
+            _lines(l for ls in tiny.values() for l in ls), [f"the grid must have at least {facts.sms} programs (a few waves) on every case: split the reduced "
                  "or looped dimension across programs (partials + a second pass, or atomics), or use smaller tiles"],
         ))
         out[-1].message += f" ({what})" if len(what) < 300 else ""
@@ -234,8 +246,9 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
             round(confidence, 2),
             [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} grid {l.programs} programs for "
                       f"{l.tensor_bytes} tensor bytes = {l.tensor_bytes / l.programs:.0f} B per program",
-                      {"case": l.case, "programs": l.programs, "tensor_bytes": l.tensor_bytes}, path) for l in small],
-            [], ["each program should move several KB: cover more rows/tokens per program (2-D tiles) or flatten "
+                      {"case": l.case, "programs": l.programs, "tensor_bytes": l.tensor_bytes}, l.site or path)
+             for l in small],
+            _lines(small), ["each program should move several KB: cover more rows/tokens per program (2-D tiles) or flatten "
                  "the grid so no lanes sit masked"]))
     bad: dict[int, list[tuple[CaseLaunch, list[str]]]] = {}
     for l in facts.launches:
@@ -261,8 +274,8 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
             [Evidence("L1", "launch", f"{_case_label(facts, c)}: {l.kernel} specialization has no "
                       f"tt.divisibility=16 on {', '.join(a)}", {"case": c, "args": a,
                                                                   "values": {x: l.ints.get(x) for x in a if x in l.ints}},
-                      path) for c in cases for l, a in bad[c]],
-            [], [f"every case needs 16-divisible strides/bounds on {', '.join(args)}: pad rows to a multiple of 16 "
+                      l.site or path) for c in cases for l, a in bad[c]],
+            _lines(l for ls in bad.values() for l, _ in ls), [f"every case needs 16-divisible strides/bounds on {', '.join(args)}: pad rows to a multiple of 16 "
                  "elements, split off an unmasked aligned body (mask only the tail), or read from the 16-byte-"
                  "aligned address below the row start"],
         ))
@@ -304,8 +317,9 @@ def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) 
         TAIL_CONFIDENCE,
         [Evidence("L3", "launch", f"{_case_label(facts, l.case)}: {l.programs} programs / {slots} slots "
                   f"({facts.sms} SMs x {slots // facts.sms} resident blocks) = {waves:.2f} waves",
-                  {"case": l.case, "programs": l.programs, "slots": slots}, path) for l, waves, _, slots in hits],
-        [], ["size the grid to whole waves (a persistent grid of SMs x resident blocks looping over tiles), or "
+                  {"case": l.case, "programs": l.programs, "slots": slots}, l.site or path)
+         for l, waves, _, slots in hits],
+        _lines(h[0] for h in hits), ["size the grid to whole waves (a persistent grid of SMs x resident blocks looping over tiles), or "
              "tiles small enough for many waves"])]
 
 
