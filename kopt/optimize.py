@@ -236,7 +236,7 @@ class Optimizer:
             return None
         tried = {r.hypothesis_key for r in rounds}
         failed = self.same_fix({r.pattern_id for r in rounds if r.pattern_id}) | self.exhausted(rounds)
-        diag, levels, reached = self.diagnose(n, current, failed)
+        diag, levels, reached = self.diagnose(n, current, failed, self.performance(best))
         skipped: list[str] = []
         self.emit("phase", {"n": n, "phase": "proposing"})
         for hyp in self.hypotheses(diag.findings, tried, failed, l1_view(current.read_text())[0]):
@@ -259,8 +259,10 @@ class Optimizer:
         why = "; ".join(skipped[-6:])
         return "no untried hypothesis left" + (f" (passed over: {why})" if why else "")
 
-    def diagnose(self, n: int, current: Path, failed: set[str]) -> tuple[Any, list[dict], str | None]:
-        """The diagnosis of the current kernel under the run's policy: (diagnosis, levels, deepest level used)."""
+    def diagnose(self, n: int, current: Path, failed: set[str], perf: dict[str, Any] | None = None
+                 ) -> tuple[Any, list[dict], str | None]:
+        """The diagnosis of the current kernel under the run's policy: (diagnosis, levels, deepest level used).
+        `perf` (performance()): each case's roofline fraction, so causes that slow the slow cases rank first."""
         from kopt.diagnose.escalate import diagnose
 
         self.emit("phase", {"n": n, "phase": "diagnosing"})
@@ -268,8 +270,9 @@ class Optimizer:
             policy = self.run_row.options.get("policy", "progressive")
             index = self.open_index()
             try:
+                roofline = [c["roofline"] for c in perf["cases"]] if perf and perf.get("available") else None
                 diag = diagnose(current, level=POLICY_LEVEL[policy], gpu=self.timed and policy != "static", failed=failed,
-                                settings=self.settings, index=index)
+                                settings=self.settings, index=index, roofline=roofline)
             finally:
                 if index is not None:
                     index.close()

@@ -67,10 +67,15 @@ def test_timed_loop_keeps_the_best_writes_it_and_reports(timed, tmp_path, monkey
     aligned_vector_add(task)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import kopt.diagnose.escalate as escalate
+
+    rooflines, real_diagnose = [], escalate.diagnose
+    monkeypatch.setattr(escalate, "diagnose", lambda *a, **kw: rooflines.append(kw.get("roofline")) or real_diagnose(*a, **kw))
     events = []
     summary = optimize(task, rounds=3, proposer="recipes", settings=load_settings(tmp_path),
                        on_event=lambda kind, data: events.append(kind))
     first = summary["rounds"][0]
+    assert rooflines[0] == [0.45] * 5  # each case's measured roofline fraction reaches the diagnosis
     assert first["proposer"] == "recipe:autotune" and first["outcome"] == "improved", first
     assert first["speedup_initial"] == pytest.approx((1 + 0.2) / (0.25 + 0.1))  # BLOCK_SIZE 4096, 8 warps won
     assert first["level_reached"] == "L3" and first["finding_ids"] == ["untuned_config"]
