@@ -43,6 +43,7 @@ SOURCE_SIGNALS: dict[str, str] = {
     "tiny_programs": "a grid of cdiv(n, small): many tiny programs",
     "atomic_in_loop": "tl.atomic_* inside a loop",
     "scattered_atomic": "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
+    "two_pass_loads": "the same pointer argument loaded in two separate loops (a statistics pass, then an apply pass)",
     "constant_grid": "a launch grid of literal constants with fewer programs than a GPU has SMs",
 }
 

@@ -25,6 +25,7 @@ GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
 # Vector-width causes: only the compiled code shows whether the width was lost, so at L1 they do not stop escalation.
 WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
+UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks just below the grounded findings
 NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
@@ -378,6 +379,11 @@ class _Run:
             if stop:
                 self.skip_rest(lvl, stop)
                 break
+        if not any(r.level == "L3" and r.status == "used" for r in self.diag.levels):
+            for f in self.found:  # never compiled: a width cause stays a hypothesis below any grounded finding
+                if f.level == "L1" and f.id in WIDTH_CAUSES and f.confidence >= GROUNDED:
+                    f.confidence = UNCOMPILED_WIDTH
+                    f.message += " (not compiled: the access widths are unconfirmed)"
         self.diag.findings = merge(self.found, self.failed)
         return self.diag
 

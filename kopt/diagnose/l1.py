@@ -34,6 +34,7 @@ SIGNAL_FINDING: dict[str, str] = {
     "tiny_programs": "too_many_programs",
     "atomic_in_loop": "atomic_contention",
     "scattered_atomic": "atomic_contention",
+    "two_pass_loads": "unfused_ops",
     "constant_grid": "low_occupancy",
 }
 # ... with a prior for how often the signal alone means a real slowdown ...
@@ -42,6 +43,7 @@ SIGNAL_CONFIDENCE: dict[str, float] = {
     "loop_invariant_load": 0.7, "tiny_programs": 0.7, "modulo_offsets": 0.6, "transpose_before_dot": 0.55,
     "no_grouped_order": 0.55, "int64_offsets": 0.5, "default_num_warps": 0.5, "strided_access": 0.45,
     "no_autotune": 0.35, "constant_grid": 0.8, "scattered_atomic": 0.7,
+    "two_pass_loads": 0.55,
 }
 # ... and what must hold before acting on it.
 SIGNAL_CONDITIONS: dict[str, str] = {
@@ -670,9 +672,28 @@ def _scattered_atomic(s: _KernelScan) -> list[Signal]:
                    "programs that pick the same target serialize on it", {})]
 
 
+def _two_pass_loads(s: _KernelScan) -> list[Signal]:
+    """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
+    twice (statistics, then apply), where one pass that keeps the tile in registers or shared memory would do."""
+    runtime = {p for p in s.k.params if p not in s.k.constexprs}
+    loops = [l for l in _loops(s.fn) if isinstance(l, ast.For)]
+    nested = {id(inner) for outer in loops for stmt in outer.body for inner in ast.walk(stmt) if inner in loops}
+    passes: dict[str, list[int]] = {}
+    for loop in [l for l in loops if id(l) not in nested]:
+        loads = [c for stmt in loop.body for c in ast.walk(stmt)
+                 if isinstance(c, ast.Call) and _tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
+        for ptr in sorted({p for c in loads for p in _names(c.args[0]) & runtime if p.endswith("ptr")}):
+            passes.setdefault(ptr, []).append(next(c.lineno for c in loads if ptr in _names(c.args[0])))
+    return [Signal("two_pass_loads", s.fn.name, lines,
+                   f"`{ptr}` is streamed by {len(lines)} separate loops (lines {', '.join(map(str, lines))}): every "
+                   "element crosses the memory bus more than once", {"pointer": ptr, "passes": len(lines)})
+            for ptr, lines in passes.items() if len(lines) >= 2]
+
+
 DETECTORS = (_small_block, _no_autotune, _default_num_warps, _fp32_dot_ieee, _scalar_loop, _int64_offsets,
              _modulo_offsets, _transpose_before_dot, _loop_invariant_load, _strided_access, _no_grouped_order,
-             _tiny_programs, _atomic_in_loop, _constant_grid, _scattered_atomic)
+             _tiny_programs, _atomic_in_loop, _constant_grid, _scattered_atomic,
+             _two_pass_loads)
 
 
 def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:
