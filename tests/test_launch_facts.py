@@ -226,3 +226,10 @@ def test_launch_evidence_points_at_the_launch_line(col_sum):
     assert {l.site for l in facts.launches} == {f"{col_sum.resolve()}:{line}"}
     tiny = next(f for f in launch_facts.findings(facts, str(col_sum)) if f.id == "low_occupancy")
     assert tiny.evidence[0].location == f"{col_sum.resolve()}:{line}"
+
+
+def test_a_width_cause_never_compiled_ranks_below_the_grounded_findings(col_sum):
+    diag = diagnose(col_sum, level="L1", gpu=False, settings=load_settings())
+    found = {f.id: f for f in diag.findings}
+    assert diag.findings[0].id == "low_occupancy" and diag.findings[0].confidence >= 0.6
+    assert found["misaligned_access"].confidence == 0.59 and "not compiled" in found["misaligned_access"].message
