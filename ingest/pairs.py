@@ -3,7 +3,7 @@
 Each miner reads a corpus the way `kopt ingest` chunks it, so a positive is a chunk the index really holds:
 doc comments and docstrings -> their definition; TableGen pass summary/description -> the pass's implementation;
 lit tests (RUN pass flags + CHECK lines) -> that implementation; diagnostic strings -> the code raising them;
-pass-note sections -> the code their anchors cite. No eval set is read. Output is deterministic (sorted files,
+pass-note paragraphs -> the code their anchors cite. No eval set is read. Output is deterministic (sorted files,
 sorted rows), so a re-run on the same commits writes the same files.
 
     python -m kopt.ingest.pairs --triton ~/src/triton --ascend ~/src/triton-ascend --out evals/retrieval/pairs
@@ -14,14 +14,17 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import re
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kopt.errors import KoptError
+from kopt.index.tokenize import tokens
 from kopt.ingest.chunk import Chunk
 from kopt.ingest.enrich import Registry, diagnostics_in
 from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, corpora_dir, load_manifest, resolve
@@ -30,18 +33,22 @@ from kopt.ingest.text_chunks import chunk_mlir, front_matter
 
 MIN_WORDS = 4          # a query shorter than this is a name, not a question
 MAX_QUERY = 600        # characters
-DEFINITIONS = {"function", "class", "pass", "td_record"}
+DEFINITIONS = {"function", "class", "pass"}   # chunk kinds a doc comment can document
 LIT_PER_PASS = 25      # lit cases kept per pass: a few passes have hundreds of tests
 CHECKS_PER_CASE = 6
 
-_IDENT = re.compile(r":\w+:|`[^`]*`|\b\w*(?:[a-z][A-Z]|_)\w*\b|\b\w+::\w+\b")
+_IDENT = re.compile(r":\w+:|[@\\]\w+\b|`[^`]*`|\b\w*(?:[a-z][A-Z]|_)\w*\b|\b\w+::\w+\b")
 _TD_PASS_HEAD = re.compile(r"\bdef\s+(\w+)\s*:\s*(?:\w+)?Pass<\s*(?:/\*[^*]*\*/\s*)?\"([\w-]+)\"")
 _TD_SUMMARY = re.compile(r"let\s+summary\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
 _TD_DESCRIPTION = re.compile(r"let\s+description\s*=\s*(?:\[\{(.*?)\}\]|((?:\"(?:[^\"\\]|\\.)*\"\s*)+));", re.S)
 _IMPL_BASE = re.compile(r"\bimpl::(\w+)Base\b")
 _GEN_DEF = re.compile(r"\bGEN_PASS_DEF_(\w+)")
 _CREATE = re.compile(r"\bcreate(\w+)Pass\s*\(")
+_UPSTREAM_FLAGS = {"canonicalize", "cse", "symbol-dce", "inline", "sccp", "loop-invariant-code-motion", "convert-scf-to-cf",
+                   "reconcile-unrealized-casts", "convert-func-to-llvm", "convert-cf-to-llvm", "convert-arith-to-llvm",
+                   "allow-unregistered-dialect", "split-input-file", "verify-each", "canonicalize-options"}
 _CHECK = re.compile(r"//\s*CHECK(?:-[A-Z]+)?:\s*(.*)")
+_NOT_DOC = re.compile(r"(?i)license|copyright|https?://|^\s*(?:TODO|FIXME|XXX|NOLINT|clang-format)")  # no description
 _BANNER = re.compile(r"^[\W_]*$|^[=\-*/]{5,}")
 _FILECHECK_VAR = re.compile(r"\[\[(\w+)(?::[^\]]*)?\]\]|\{\{[^}]*\}\}")
 
@@ -56,14 +63,9 @@ class Corpus:
     registry: Registry = field(default_factory=Registry)
     lit: list[Chunk] = field(default_factory=list)   # every lit case of the checkout, indexed or not
 
-    def at(self, path: str, line: int) -> Chunk | None:
-        """The narrowest chunk of path holding line."""
-        hits = [c for c in self.chunks.get(path, []) if c.start_line <= line <= c.end_line]
-        return min(hits, key=lambda c: (c.end_line - c.start_line, c.start_line)) if hits else None
-
 
 def load_corpus(name: str, root: Path | None = None) -> Corpus:
-    """Chunk every selected file of a corpus (a git checkout, or kopt's own pass notes when root is None)."""
+    """Chunk every selected file of a corpus as `kopt ingest` does; for a checkout, also every lit case in it."""
     source = resolve(load_manifest(name), root)
     corpus = Corpus(name)
     for rel in source.files:
@@ -89,8 +91,7 @@ def _pair(query: str, corpus: str, chunk: Chunk, source: str) -> dict | None:
     name = chunk.symbol or chunk.qualname
     if len(query.split()) < MIN_WORDS or query.strip("`'\"(). ") in {name, chunk.qualname}:
         return None
-    return {"query": query, "positive": {"corpus": corpus, "path": chunk.path, "symbol": chunk.qualname or chunk.symbol,
-                                         "lines": [chunk.start_line, chunk.end_line]}, "source": source}
+    return {"query": query, "positive": _ref(corpus, chunk), "source": source}
 
 
 def without_identifiers(text: str) -> str:
@@ -101,7 +102,7 @@ def without_identifiers(text: str) -> str:
 # ---- miners ---------------------------------------------------------------------------------------------------
 
 def _leading_comment(body: str) -> str:
-    """The comment block a C++ chunk opens with (the doc comment of its definition)."""
+    """The comment block right above the definition a C++ chunk opens with, banner lines left out."""
     out = []
     for line in body.splitlines():
         s = line.strip()
@@ -109,13 +110,11 @@ def _leading_comment(body: str) -> str:
             out.append(s.lstrip("/!<").strip())
         elif s.startswith(("/*", "*")) and not s.startswith("*/"):
             out.append(s.lstrip("/*!").rstrip("*/").strip())
-        if out and _BANNER.match(out[-1]):
-            out.pop()
-        elif s.startswith("*/") or (not s and not out):
-            continue
-        else:
+        elif not s and out:
+            return ""     # a comment a blank line away documents the file or section, not this definition
+        elif s and not s.startswith("*/"):
             break
-    return " ".join(x for x in out if x)
+    return " ".join(x for x in out if x and not _BANNER.match(x))
 
 
 def _docstring(body: str) -> str:
@@ -134,31 +133,32 @@ def mine_docs(corpus: Corpus) -> list[dict]:
     pairs = []
     for path, chunks in corpus.chunks.items():
         for c in chunks:
-            if c.kind not in DEFINITIONS or c.kind == "td_record":
-                continue
+            if c.kind not in DEFINITIONS or ("(part " in c.qualname and "(part 1/" not in c.qualname):
+                continue     # a later part of a long body opens mid-function: its comment documents no definition
             if c.language == "cpp":
                 doc = _leading_comment(c.body)
             elif c.language == "python":
                 doc = _docstring(c.body)
             else:
                 continue
-            if doc and "license" not in doc.lower() and "copyright" not in doc.lower():
+            if doc and not _NOT_DOC.search(doc):
                 pairs.append(_pair(without_identifiers(doc), corpus.name, c, "docstring"))
     return pairs
 
 
-def _td_passes(text: str) -> list[tuple[str, str, str]]:
-    """(record, flag, summary + description) of each pass record in a TableGen file."""
+def _td_passes(text: str) -> list[tuple[str, str]]:
+    """(record, summary + description) of each pass record in a TableGen file."""
     heads = list(_TD_PASS_HEAD.finditer(text))
     out = []
     for m, nxt in zip(heads, heads[1:] + [None]):
         block = text[m.end(): nxt.start() if nxt else len(text)]
-        summary = _TD_SUMMARY.search(block)
-        desc = _TD_DESCRIPTION.search(block)
+        summary, desc = _TD_SUMMARY.search(block), _TD_DESCRIPTION.search(block)
         words = summary.group(1) if summary else ""
-        if desc:
-            words += ". " + (desc.group(1) if desc.group(1) is not None else " ".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", desc.group(2))))
-        out.append((m.group(1), m.group(2), words))
+        if desc and desc.group(1) is not None:
+            words += ". " + desc.group(1)
+        elif desc:   # a description written as adjacent string literals
+            words += ". " + " ".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", desc.group(2)))
+        out.append((m.group(1), words))
     return out
 
 
@@ -170,12 +170,23 @@ def implementations(corpus: Corpus) -> dict[str, Chunk]:
         if not path.endswith((".cpp", ".cc")):
             continue
         for c in chunks:
-            named = ([(0, r) for r in _IMPL_BASE.findall(c.body)] + [(1, upper.get(r, "")) for r in _GEN_DEF.findall(c.body)]
+            named = ([(0, r) for r in _IMPL_BASE.findall(c.body)]
+                     + [(1, upper.get(r, "")) for r in _GEN_DEF.findall(c.body)]
                      + [(2, r) for r in _CREATE.findall(c.body)])
             for rank, record in named:
                 if record in corpus.registry.passes and (record not in found or rank < found[record][0]):
                     found[record] = (rank, c)
-    return {record: chunk for record, (_, chunk) in found.items()}
+    return {record: _run_on_operation(corpus, chunk) for record, (_, chunk) in found.items()}
+
+
+def _run_on_operation(corpus: Corpus, head: Chunk) -> Chunk:
+    """The pass's `runOnOperation` chunk when the class was cut into members (its head alone is a few lines)."""
+    cls = head.qualname.split(",")[0].split(" (part")[0].strip()
+    tail = "::" + cls.split("::")[-1] + "::runOnOperation"
+    for c in corpus.chunks.get(head.path, []):
+        if any(name.strip().endswith(tail) or name.strip() == tail[2:] for name in c.qualname.split(",")):
+            return c
+    return head
 
 
 def mine_tablegen(corpus: Corpus, impls: dict[str, Chunk]) -> list[dict]:
@@ -183,23 +194,26 @@ def mine_tablegen(corpus: Corpus, impls: dict[str, Chunk]) -> list[dict]:
     pairs = []
     for path, text in corpus.texts.items():
         if path.endswith(".td"):
-            for record, _flag, words in _td_passes(text):
+            for record, words in _td_passes(text):
                 if record in impls:
                     pairs.append(_pair(words, corpus.name, impls[record], "tablegen"))
     return pairs
 
 
 def mine_lit(corpus: Corpus, impls: dict[str, Chunk]) -> list[dict]:
-    """A lit case's RUN pass flags and CHECK lines -> the implementation of the (first known) pass it runs."""
+    """A lit case's RUN pass flags and CHECK lines -> the implementation of the last pass it runs (the earlier ones
+    set the input up: allocate-shared-memory before the LLVM lowering); upstream MLIR passes do not count."""
     by_flag = {flag: record for record, flag in corpus.registry.passes.items()}
     pairs, per_pass = [], {}
     for c in corpus.lit:
-        records = [by_flag[f] for f in c.passes if by_flag.get(f) in impls]
+        passes = [f for f in c.passes if f not in _UPSTREAM_FLAGS and not f.startswith("mlir-")]
+        if not passes or any(by_flag.get(f) not in impls for f in passes):
+            continue     # a pass this corpus does not hold runs too (an AMD lowering, a test-only pass)
         checks = [_FILECHECK_VAR.sub(r"\1", m.group(1)).strip() for m in _CHECK.finditer(c.body)]
         checks = [x for x in checks if x][:CHECKS_PER_CASE]
-        if not records or not checks:
+        if not checks:
             continue
-        record = records[0]
+        record = by_flag[passes[-1]]
         per_pass[record] = per_pass.get(record, 0) + 1
         if per_pass[record] <= LIT_PER_PASS:
             flags = " ".join("--" + f for f in c.passes)
@@ -224,8 +238,22 @@ def _anchor_chunk(corpus: Corpus, path: str, symbol: str) -> Chunk | None:
     return min(hits, key=lambda c: (symbol not in (c.qualname, c.symbol), c.start_line)) if hits else None
 
 
+def _paragraphs(markdown: str) -> list[str]:
+    """Prose paragraphs of a note, the title joined to the first; headings, tables and code blocks left out."""
+    title, out = "", []
+    for block in re.split(r"\n\s*\n", re.sub(r"(?ms)^```.*?^```", "", markdown)):
+        lines = [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("|")]
+        title = title or next((line[2:] for line in lines if line.startswith("# ")), "")
+        prose = [line for line in lines if not line.startswith("#")]
+        if prose:
+            out.append(" ".join(prose))
+    if out and title:
+        out[0] = f"{title}. {out[0]}"
+    return out
+
+
 def mine_pass_notes(notes: Corpus, trees: dict[str, Corpus]) -> list[dict]:
-    """Each section of a pass note -> the anchors it names (the first anchor for the note's opening)."""
+    """Each paragraph of a pass note -> the anchors it names (the note's opening paragraph -> its first anchor)."""
     pairs = []
     for path, text in notes.texts.items():
         meta, skip = front_matter(text)
@@ -233,17 +261,16 @@ def mine_pass_notes(notes: Corpus, trees: dict[str, Corpus]) -> list[dict]:
         if corpus is None or not meta.get("anchors"):
             continue
         anchors = [(a["path"], a["symbol"]) for a in meta["anchors"] if isinstance(a, dict) and "path" in a and "symbol" in a]
-        body = "\n".join(text.splitlines()[skip:])
-        for n, section in enumerate(re.split(r"(?m)^## ", body)):
-            named = [a for a in anchors if re.search(rf"\b{re.escape(a[1].split('::')[-1])}\b", section)]
+        for n, paragraph in enumerate(_paragraphs("\n".join(text.splitlines()[skip:]))):
+            named = [a for a in anchors if re.search(rf"\b{re.escape(a[1].split('::')[-1])}\b", paragraph)]
             for anchor_path, symbol in named or (anchors[:1] if n == 0 else []):
                 chunk = _anchor_chunk(corpus, anchor_path, symbol)
                 if chunk is not None:
-                    pairs.append(_pair(section.lstrip("# "), corpus.name, chunk, "pass_note"))
+                    pairs.append(_pair(paragraph, corpus.name, chunk, "pass_note"))
     return pairs
 
 
-def mine(trees: dict[str, Corpus], notes: Corpus | None) -> dict[str, list[dict]]:
+def mine(trees: dict[str, Corpus], notes: Corpus) -> dict[str, list[dict]]:
     """All miners over all corpora -> {miner: sorted, de-duplicated pairs}."""
     found: dict[str, list[dict]] = {"docstring": [], "tablegen": [], "lit": [], "diagnostic": [], "pass_note": []}
     for corpus in trees.values():
@@ -252,13 +279,44 @@ def mine(trees: dict[str, Corpus], notes: Corpus | None) -> dict[str, list[dict]
         found["tablegen"] += mine_tablegen(corpus, impls)
         found["lit"] += mine_lit(corpus, impls)
         found["diagnostic"] += mine_diagnostics(corpus)
-    if notes is not None:
-        found["pass_note"] += mine_pass_notes(notes, trees)
+    found["pass_note"] += mine_pass_notes(notes, trees)
     out = {}
     for miner, pairs in found.items():
         unique = {json.dumps(p, sort_keys=True): p for p in pairs if p is not None}
         out[miner] = [unique[k] for k in sorted(unique)]
     return out
+
+
+def add_hard_negatives(pairs: dict[str, list[dict]], trees: dict[str, Corpus], n: int) -> None:
+    """Give each pair the n chunks of its corpus that BM25 ranks highest for its query, other than any positive
+    of that query: negatives a lexical retriever confuses with the answer (the trainer may add dense ones)."""
+    positives: dict[str, set] = {}
+    for row in (r for rows in pairs.values() for r in rows):
+        positives.setdefault(row["query"], set()).add((row["positive"]["path"], tuple(row["positive"]["lines"])))
+    for name, corpus in trees.items():
+        docs = [c for path in sorted(corpus.chunks) for c in corpus.chunks[path] if c.kind != "mlir_test"]
+        counts = [Counter(tokens(c.text)) for c in docs]
+        avgdl = sum(sum(c.values()) for c in counts) / max(len(counts), 1)
+        postings: dict[str, list[tuple[int, float]]] = {}
+        for i, tf in enumerate(counts):
+            norm = 1.2 * (0.25 + 0.75 * sum(tf.values()) / avgdl)
+            for term, k in tf.items():
+                postings.setdefault(term, []).append((i, k * 2.2 / (k + norm)))
+        for row in (r for rows in pairs.values() for r in rows if r["positive"]["corpus"] == name):
+            scores: Counter = Counter()
+            for term in set(tokens(row["query"])):
+                idf = math.log(1 + (len(docs) - len(postings.get(term, ())) + 0.5) / (len(postings.get(term, ())) + 0.5))
+                for i, w in postings.get(term, ()):
+                    scores[i] += idf * w
+            taken = positives[row["query"]]
+            ranked = sorted(scores, key=lambda i: (-scores[i], i))
+            row["negatives"] = [_ref(name, docs[i]) for i in ranked
+                                if (docs[i].path, (docs[i].start_line, docs[i].end_line)) not in taken][:n]
+
+
+def _ref(corpus: str, chunk: Chunk) -> dict:
+    return {"corpus": corpus, "path": chunk.path, "symbol": chunk.qualname or chunk.symbol,
+            "lines": [chunk.start_line, chunk.end_line]}
 
 
 def write(pairs: dict[str, list[dict]], out: Path) -> dict[str, int]:
@@ -274,13 +332,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--triton", type=Path, help="a Triton checkout (corpus triton)")
     ap.add_argument("--ascend", type=Path, help="a triton-ascend checkout (corpus triton-ascend)")
     ap.add_argument("--notes", type=Path, default=corpora_dir() / "passes", help="pass notes (default: kopt's own)")
+    ap.add_argument("--negatives", type=int, default=0, metavar="N", help="add N BM25 hard negatives to each pair")
     ap.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
     args = ap.parse_args(argv)
     try:
-        trees = {name: load_corpus(name, root) for name, root in (("triton", args.triton), ("triton-ascend", args.ascend)) if root}
+        roots = {"triton": args.triton, "triton-ascend": args.ascend}
+        trees = {name: load_corpus(name, root) for name, root in roots.items() if root}
         if not trees:
             raise KoptError("give --triton DIR and/or --ascend DIR")
-        counts = write(mine(trees, load_corpus("passes", args.notes)), args.out)
+        pairs = mine(trees, load_corpus("passes", args.notes))
+        if args.negatives:
+            add_hard_negatives(pairs, trees, args.negatives)
+        counts = write(pairs, args.out)
     except KoptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -31,6 +31,10 @@ static int widthFor(int contiguity, int elemBits) {
   return std::min(contiguity, 128 / elemBits);
 }
 
+//===----------------------------------------------------------------------===//
+// The driver of the widening, walking every load of the module
+//===----------------------------------------------------------------------===//
+
 struct TritonWidenLoadsPass : impl::TritonWidenLoadsBase<TritonWidenLoadsPass> {
   void runOnOperation() override {
     getOperation().walk([&](LoadOp op) { op.setWidth(widthFor(op.contiguity(), op.bits())); });
@@ -101,6 +105,7 @@ def test_each_miner_finds_its_pair(corpora):
 
     doc = _by(P.mine_docs(tree), "elements one thread may read")
     assert doc["positive"]["symbol"].endswith("widthFor") and "widthFor" not in doc["query"]
+    assert not [p for p in P.mine_docs(tree) if p and "driver of the widening" in p["query"]]  # a section header
     py_doc = _by(P.mine_docs(tree), "pointer block is contiguous")
     assert py_doc["positive"]["path"] == "python/triton/widen.py"
 
@@ -115,8 +120,10 @@ def test_each_miner_finds_its_pair(corpora):
     assert _by(diags, "needs a positive element count")["positive"]["symbol"] == "widen_hint"
 
     note = P.mine_pass_notes(P.load_corpus("passes", notes), {"triton": tree})
-    assert _by(note, "Why are my loads scalar")["positive"]["symbol"].endswith("TritonWidenLoadsPass")
-    assert _by(note, "What steers it")["positive"]["symbol"].endswith("widthFor")
+    opening = _by(note, "Why are my loads scalar")
+    assert opening["query"].startswith("triton-widen-loads: fewer, wider loads. Why")
+    assert opening["positive"]["symbol"].endswith("TritonWidenLoadsPass")
+    assert _by(note, "element width, computed in")["positive"]["symbol"].endswith("widthFor")
 
 
 def test_a_bare_identifier_is_no_query():
@@ -142,3 +149,13 @@ def test_no_checkout_is_one_clear_error(capsys):
     assert P.main([]) == 1
     assert "give --triton DIR" in capsys.readouterr().err
 
+
+
+def test_hard_negatives_rank_other_chunks_never_a_positive(corpora):
+    root, _ = corpora
+    tree = P.load_corpus("triton", root)
+    pairs = {"diagnostic": [p for p in P.mine_diagnostics(tree) if p]}
+    P.add_hard_negatives(pairs, {"triton": tree}, 2)
+    row = _by(pairs["diagnostic"], "element width must be positive")
+    assert len(row["negatives"]) == 2 and row["positive"] not in row["negatives"]
+    assert row["negatives"][0]["symbol"] == "widen_hint"   # "a positive element count": the closest words, not the answer
