@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -40,6 +41,14 @@ struct TritonWidenLoadsPass : impl::TritonWidenLoadsBase<TritonWidenLoadsPass> {
     getOperation().walk([&](LoadOp op) { op.setWidth(widthFor(op.contiguity(), op.bits())); });
   }
 };
+''',
+    "test/Widen/widen_other_backend.mlir": '''\
+// RUN: triton-opt %s --triton-widen-loads --other-backend-lowering | FileCheck %s
+
+// CHECK: other.load_wide
+tt.func @lowered_elsewhere() {
+  tt.return
+}
 ''',
     "python/triton/widen.py": '''\
 def widen_hint(width):
@@ -112,7 +121,9 @@ def test_each_miner_finds_its_pair(corpora):
     td = _by(P.mine_tablegen(tree, impls), "widen narrow loads")
     assert td["positive"]["symbol"].endswith("TritonWidenLoadsPass") and "sixteen bytes" in td["query"]
 
-    lit = _by(P.mine_lit(tree, impls), "--triton-widen-loads")
+    lit_pairs = [p for p in P.mine_lit(tree, impls) if p]
+    assert len(lit_pairs) == 1, "a case that also runs a pass the corpus lacks is not about this pass"
+    lit = _by(lit_pairs, "--triton-widen-loads")
     assert "tt.load %PTR {width = 4" in lit["query"] and lit["positive"] == td["positive"]
 
     diags = P.mine_diagnostics(tree)
@@ -159,3 +170,17 @@ def test_hard_negatives_rank_other_chunks_never_a_positive(corpora):
     row = _by(pairs["diagnostic"], "element width must be positive")
     assert len(row["negatives"]) == 2 and row["positive"] not in row["negatives"]
     assert row["negatives"][0]["symbol"] == "widen_hint"   # "a positive element count": the closest words, not the answer
+
+
+def test_the_generator_opens_no_eval_set(corpora, tmp_path):
+    """Run it with Python's audit hook watching every file it opens: nothing under evals/ (gold, holdout, blind)."""
+    root, notes = corpora
+    script = ("import sys; opened = []\n"
+              "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
+              "from kopt.ingest import pairs\n"
+              f"assert pairs.main(['--triton', {str(root)!r}, '--notes', {str(notes)!r}, '--out', {str(tmp_path / 'o')!r}]) == 0\n"
+              "print('\\n'.join(opened))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    opened = done.stdout.splitlines()
+    assert any(path.endswith("WidenLoads.cpp") for path in opened)   # the hook does see the sources
+    assert not [path for path in opened if "evals" in path or path.endswith((".yaml", ".yml"))]
