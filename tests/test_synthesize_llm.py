@@ -16,6 +16,7 @@ from kopt.rounds.store import Round, RoundsStore
 from kopt.synthesize import synthesize
 
 FIXTURES = Path(__file__).parent / "fixtures" / "synthesis"
+SUITE = Path(__file__).resolve().parents[1] / "evals" / "suite"
 ROUNDS = json.loads((FIXTURES / "rounds.json").read_text())
 
 # what each real round did, in kopt's words (read off the diff and the Change line by hand)
@@ -33,7 +34,11 @@ EXPECTED = {
 
 
 def _pair(name: str) -> tuple[str, str]:
-    return (FIXTURES / f"{name}.parent.py").read_text(), (FIXTURES / f"{name}.candidate.py").read_text()
+    """(parent, candidate); a round-1 parent is the suite's own task file, kept only there."""
+    parent = FIXTURES / f"{name}.parent.py"
+    if not parent.is_file():
+        parent = SUITE / f"{name.rsplit('_', 2)[0]}.py"
+    return parent.read_text(), (FIXTURES / f"{name}.candidate.py").read_text()
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
