@@ -106,9 +106,8 @@ def validate(task_path: str | Path, candidate_path: str | Path | None = None, *,
     # the two children run side by side: each plans the same calls from the task and the seed (the candidate's
     # before its code is imported), so neither waits for the other's start-up, inputs and kernels
     with ThreadPoolExecutor(max_workers=2) as pool:
-        candidate = pool.submit(run_with_channel, {"op": "candidate", "task": str(Path(task_path).resolve()),
-                                                   "candidate": str(Path(candidate_path).resolve()) if candidate_path
-                                                   else None, "device": device, "plan_seed": base_seed}, timeout_s)
+        candidate = pool.submit(run_candidate_child, "candidate", task_path, candidate_path, device, None, timeout_s,
+                                plan_seed=base_seed)
         try:
             ref = reference_outputs(task_path, device, base_seed, timeout_s, cache=seed is not None)
         except ReferenceFailed as exc:  # (leaving the block waits for the candidate's child: nothing outlives it)
@@ -170,11 +169,14 @@ def _tensors(value: Any) -> Iterator[Any]:
             yield from _tensors(v)
 
 
-def run_candidate_child(op: str, task_path, candidate_path, device: str, calls: list[dict], timeout_s: float,
+def run_candidate_child(op: str, task_path, candidate_path, device: str, calls: list[dict] | None, timeout_s: float,
                         **extra: Any) -> ChildRun:
-    return run_with_channel({"op": op, "task": str(Path(task_path).resolve()),
-                             "candidate": str(Path(candidate_path).resolve()) if candidate_path else None,
-                             "device": device, "calls": calls, **extra}, timeout_s)
+    """A candidate's child on `calls`, or (calls None) on the calls it plans itself from `plan_seed`."""
+    request = {"op": op, "task": str(Path(task_path).resolve()),
+               "candidate": str(Path(candidate_path).resolve()) if candidate_path else None, "device": device, **extra}
+    if calls is not None:
+        request["calls"] = calls
+    return run_with_channel(request, timeout_s)
 
 
 def received_outputs(run: ChildRun, wanted: int, timeout_s: float) -> tuple[list[dict], tuple[str, str | None, str] | None]:
