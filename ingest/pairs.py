@@ -3,7 +3,7 @@
 Each miner reads a corpus the way `kopt ingest` chunks it, so a positive is a chunk the index really holds:
 doc comments and docstrings -> their definition; TableGen pass summary/description -> the pass's implementation;
 lit tests (RUN pass flags + CHECK lines) -> that implementation; diagnostic strings -> the code raising them;
-pass-note paragraphs -> the code their anchors cite. No eval set is read. Output is deterministic (sorted files,
+pass-note paragraphs -> the code their anchors cite; commit messages -> the definitions their diff changed. No eval set is read. Output is deterministic (sorted files,
 sorted rows), so a re-run on the same commits writes the same files.
 
     python -m kopt.ingest.pairs --triton ~/src/triton --ascend ~/src/triton-ascend --out evals/retrieval/pairs
@@ -51,6 +51,19 @@ _CHECK = re.compile(r"//\s*CHECK(?:-[A-Z]+)?:\s*(.*)")
 _NOT_DOC = re.compile(r"(?i)license|copyright|https?://|^\s*(?:TODO|FIXME|XXX|NOLINT|clang-format)")  # no description
 _BANNER = re.compile(r"^[\W_]*$|^[=\-*/]{5,}")
 _FILECHECK_VAR = re.compile(r"\[\[(\w+)(?::[^\]]*)?\]\]|\{\{[^}]*\}\}")
+# Commit messages: a commit is a pair source when it is a person's focused change to code the index holds.
+COMMIT_MAX_FILES = 20        # a wider commit is a refactor, a move or a merge of many changes: no one answer
+COMMIT_MAX_LINES = 600       # changed code lines (added + removed)
+COMMIT_MAX_POSITIVES = 3     # changed definitions a message may point at; more and it names none of them well
+_CODE_GLOBS = ("*.cpp", "*.cc", "*.cxx", "*.c", "*.h", "*.hpp", "*.cu", "*.cuh", "*.py", "*.td")
+_BOT = re.compile(r"(?i)\bbot\b|\[bot\]|-bot\b|dependabot|pre-commit|github-actions")
+_COMMIT_NOISE = re.compile(r"(?i)^\s*(?:revert|merge\b|\[?release|bump\b|update\s+(?:llvm|submodule)|cherry-?pick)")
+_PR_NUMBER = re.compile(r"\s*\(#\d+\)")
+_MESSAGE_END = re.compile(r"(?m)^\s*(?:<!--|#+\s*New contributor declaration|-{3,}\s*$|(?:Description: )?The core Triton is a)")
+_TRAILER = re.compile(r"(?i)^\s*(?:[\w-]+-by:|- \[[ x]\]|https?://\S+$|Pull Request resolved:|Differential Revision:"
+                      r"|/approve|# message auto-generated|!\d+ merge \S+ into|See merge request)")
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$")
+_DEFINED = re.compile(r"^\+(?:\s*(?:async\s+)?(?:def|class)\s+(\w+)|(?!(?:return|if|for|while|switch)\b)[A-Za-z_][\w:<>,*& ]*?[\s*&]([\w:~]+)\s*\()")
 
 
 @dataclass
@@ -270,15 +283,84 @@ def mine_pass_notes(notes: Corpus, trees: dict[str, Corpus]) -> list[dict]:
     return pairs
 
 
-def mine(trees: dict[str, Corpus], notes: Corpus) -> dict[str, list[dict]]:
+def commit_message(message: str) -> str:
+    """A commit's subject and body as prose: no PR number, PR template, checklist, trailers or bare links."""
+    body = _MESSAGE_END.split(_PR_NUMBER.sub("", message), maxsplit=1)[0]
+    lines = [line.strip() for line in body.splitlines() if line.strip() and not _TRAILER.match(line)]
+    return " ".join(dict.fromkeys(lines))   # triton-ascend's merge tool repeats the subject
+
+
+def _commits(root: Path) -> list[tuple[str, str, str]]:
+    """(author, message, code diff with no context lines) of each non-merge commit up to HEAD, newest first."""
+    done = subprocess.run(["git", "-C", str(root), "log", "-p", "-U0", "--no-merges", "--no-renames", "--no-color",
+                           "--format=%x00%an <%ae>%x1f%B%x1e", "HEAD", "--", *_CODE_GLOBS],
+                          capture_output=True, text=True, errors="replace")
+    if done.returncode:
+        raise KoptError(f"git log failed in {root}: {done.stderr.strip()[:200]}")
+    out = []
+    for record in done.stdout.split("\0")[1:]:
+        head, _, diff = record.partition("\x1e")
+        author, _, message = head.partition("\x1f")
+        out.append((author, message, diff))
+    return out
+
+
+def changed_definitions(corpus: Corpus, diff: str) -> list[Chunk] | None:
+    """The definition chunks (as indexed now) a diff changed, found by name: the enclosing function git names in
+    each hunk header and the definitions the hunk adds. None for a commit too big to have one subject."""
+    files, lines, names = 0, 0, {}
+    path = None
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            files += 1
+            path = None
+        elif line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+        elif path is None or line.startswith("--- "):
+            continue
+        elif hunk := _HUNK.match(line):
+            names.setdefault(path, set()).update(re.findall(r"\w+", hunk.group(1)))
+        elif line[:1] in "+-":
+            lines += 1
+            if defined := _DEFINED.match(line):
+                names.setdefault(path, set()).add((defined.group(1) or defined.group(2)).split("::")[-1])
+    if files > COMMIT_MAX_FILES or lines > COMMIT_MAX_LINES:
+        return None
+    found = []
+    for path, words in sorted(names.items()):
+        for c in corpus.chunks.get(path, []):
+            if (c.kind in DEFINITIONS and c.symbol in words
+                    and ("(part " not in c.qualname or "(part 1/" in c.qualname)):
+                found.append(c)
+    return found
+
+
+def mine_commits(corpus: Corpus, root: Path) -> list[dict]:
+    """A person's commit message (subject + body) -> each definition its diff changed, if it changed at most
+    COMMIT_MAX_POSITIVES of them; merges, bots, reverts, releases and huge commits are skipped."""
+    pairs = []
+    for author, message, diff in _commits(root):
+        if _BOT.search(author) or _COMMIT_NOISE.match(message):
+            continue
+        changed = changed_definitions(corpus, diff)
+        if changed and len(changed) <= COMMIT_MAX_POSITIVES:
+            query = commit_message(message)
+            pairs += [_pair(query, corpus.name, c, "commit") for c in changed]
+    return pairs
+
+
+def mine(trees: dict[str, Corpus], notes: Corpus, roots: dict[str, Path] | None = None) -> dict[str, list[dict]]:
     """All miners over all corpora -> {miner: sorted, de-duplicated pairs}."""
-    found: dict[str, list[dict]] = {"docstring": [], "tablegen": [], "lit": [], "diagnostic": [], "pass_note": []}
-    for corpus in trees.values():
+    found: dict[str, list[dict]] = {"docstring": [], "tablegen": [], "lit": [], "diagnostic": [], "pass_note": [],
+                                    "commit": []}
+    for name, corpus in trees.items():
         impls = implementations(corpus)
         found["docstring"] += mine_docs(corpus)
         found["tablegen"] += mine_tablegen(corpus, impls)
         found["lit"] += mine_lit(corpus, impls)
         found["diagnostic"] += mine_diagnostics(corpus)
+        if (roots or {}).get(name) is not None:
+            found["commit"] += mine_commits(corpus, roots[name])
     found["pass_note"] += mine_pass_notes(notes, trees)
     out = {}
     for miner, pairs in found.items():
@@ -340,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         trees = {name: load_corpus(name, root) for name, root in roots.items() if root}
         if not trees:
             raise KoptError("give --triton DIR and/or --ascend DIR")
-        pairs = mine(trees, load_corpus("passes", args.notes))
+        pairs = mine(trees, load_corpus("passes", args.notes), {name: roots[name] for name in trees})
         if args.negatives:
             add_hard_negatives(pairs, trees, args.negatives)
         counts = write(pairs, args.out)
