@@ -79,7 +79,7 @@ def _fact_lines(facts: list[dict[str, Any]]) -> list[str]:
 
 def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any) -> list[Finding]:
     """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
-    from kopt.diagnose.escalate import compile_failure, lower_and_attribute
+    from kopt.diagnose.escalate import compile_failure
     from kopt.errors import CompileError
     from kopt.task import require_file
 
@@ -89,7 +89,7 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
     if line is not None and not 1 <= line <= n_lines:
         raise KoptError(f"{path}:{line}: no such line; the file has {n_lines} lines")
     try:
-        _, report = lower_and_attribute(path, settings.target)
+        report = _lower(path, settings.target)
     except CompileError as exc:
         return [compile_failure(exc)]
     if line is None and report.findings:
@@ -102,6 +102,21 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
         answer.notes.append(f"no load, store, dot or loop fact at line {line}; lines with facts: {lines}")
     here = [f for f in report.findings if line in f.kernel_lines] or report.findings
     return sorted(here, key=lambda f: -relevance(answer.question, f))
+
+
+def _lower(path: Path, target: str | None) -> Any:
+    """The L3 report of the task's kernels. NVIDIA targets compile in the sandbox (the warm compile worker's when
+    it runs: ~0.3 s instead of ~3 s for torch's import and a process's first compile), so the task's code never
+    runs in kopt's own process."""
+    from kopt.diagnose.escalate import lower_and_attribute
+    from kopt.toolchain import target_family
+
+    if target_family(target) == "ascend":
+        return lower_and_attribute(path, target)[1]
+    from kopt.diagnose.l3 import attribute
+    from kopt.harness.compile import compile_sandboxed
+
+    return attribute(compile_sandboxed(path, target=target, trajectory=True), str(path))
 
 
 def _source_key(cite: str, symbol: str | None) -> str:

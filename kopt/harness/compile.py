@@ -231,13 +231,18 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
 def compile_sandboxed(task_path: str | Path, candidate_path: str | Path | None = None, *, case: int | None = None,
                       target: str | None = None, trajectory: bool = False, stages: list[str] | None = None,
                       timeout_s: float = 300.0) -> list[CompiledKernel]:
-    """compile_task for untrusted code (a candidate's module runs at import): in a child with a time limit.
+    """compile_task for untrusted code (a candidate's module runs at import): in a contained child with a time
+    limit, forked by the warm compile worker (kopt.harness.compile_worker) or, without one, started cold.
     Raises CompileError when a kernel does not compile, KoptError for any other failure."""
     from kopt.config import load_settings
+    from kopt.harness.compile_worker import compile_outcome
     from kopt.harness.sandbox import run_sandboxed
 
-    outcome = run_sandboxed("compile", task_path, candidate_path, timeout_s=timeout_s, case=case, target=target,
-                            trajectory=trajectory, stages=stages, cache_dir=str(load_settings().state_dir / "cache" / "compile"))
+    kw = {"case": case, "target": target, "trajectory": trajectory, "stages": stages,
+          "cache_dir": str(load_settings().state_dir / "cache" / "compile")}
+    outcome = compile_outcome(Path(task_path), Path(candidate_path) if candidate_path else None, timeout_s, kw)  # warm
+    if outcome is None:
+        outcome = run_sandboxed("compile", task_path, candidate_path, timeout_s=timeout_s, **kw)  # cold
     if not outcome["ok"]:
         if outcome["reason"] == "compile_error":
             raise CompileError(outcome["message"])
