@@ -8,6 +8,8 @@ import ast
 import hashlib
 import importlib.util
 import inspect
+import json
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from typing import Any, Callable
 from kopt.errors import TaskError
 
 MIN_CASES = 5
+TASK_PATH_ENV = "KOPT_TASK_PATH"  # more folders a task's sibling imports resolve in (a copy run from elsewhere)
 
 # Defaults by output dtype: (atol, rtol). A task overrides them with TOLERANCES (tf32 dots need ~1e-2).
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -49,6 +52,7 @@ class Task:
     kind: str = "triton"  # triton | kernelbench
     dtype_flops: str | None = None  # bf16 | fp16 | fp32 | tf32: which matmul ceiling applies
     kernel_lines: dict[str, int] = field(default_factory=dict)  # kernel name -> line of its `def`
+    mutated: list[int] = field(default_factory=list)  # MUTATED: positions of inputs compared after the call
 
     def tolerance(self, dtype_name: str) -> tuple[float, float]:
         """(atol, rtol) for an output of this dtype; integers and bools compare exactly."""
@@ -85,7 +89,17 @@ def kernel_location(jit_fn: Any) -> tuple[str, int]:
     return inspect.getsourcefile(fn) or "", first
 
 
+def import_dirs(path: Path) -> list[str]:
+    """Where a task's own imports resolve first: its folder, then KOPT_TASK_PATH's (the task's folder when a
+    copy of it runs from elsewhere, e.g. the optimizer's work folder)."""
+    extra = [d for d in os.environ.get(TASK_PATH_ENV, "").split(os.pathsep) if d]
+    return list(dict.fromkeys([str(path.parent), *extra]))
+
+
 def _import_file(path: Path) -> ModuleType:
+    for folder in reversed(import_dirs(path)):  # sibling modules and packages of the task import as they are
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     module_name = f"kopt_task_{path.stem}_{digest}"
     source = read_source(path)
@@ -140,20 +154,51 @@ def _assignment_line(path: Path, name: str) -> int:
     return 1
 
 
-def _cases(path: Path, module: ModuleType, name: str, minimum: int) -> list[dict] | None:
+def _cases(path: Path, module: ModuleType, name: str, minimum: int) -> list | None:
+    """A list of cases, each a dict of sizes or any other JSON value (a tuple of sizes, a name); tuples come
+    back as lists, the way a case travels to the sandboxed children. Fewer than `minimum` distinct cases need
+    FEW_CASES, a string saying why the kernel has no more shapes."""
     if not hasattr(module, name):
         return None
     value = getattr(module, name)
     where = f"{path}:{_assignment_line(path, name)}"
     if not isinstance(value, (list, tuple)):
-        raise TaskError(f"{where}: {name} must be a list of dicts (one per shape), got {type(value).__name__}")
-    wrong = next((i for i, c in enumerate(value) if not isinstance(c, dict)), None)
-    if wrong is not None:
-        raise TaskError(f"{where}: {name} must be a list of dicts (one per shape); entry {wrong} is "
-                        f"{type(value[wrong]).__name__} {str(value[wrong])[:40]}")
-    if len(value) < minimum:
-        raise TaskError(f"{where}: {name} has {len(value)} entries; at least {minimum} are needed (odd sizes included)")
-    return [dict(c) for c in value]
+        raise TaskError(f"{where}: {name} must be a list of cases (one per shape), got {type(value).__name__}")
+    cases = []
+    for i, case in enumerate(value):
+        try:
+            cases.append(json.loads(json.dumps(case, allow_nan=False)))
+        except (TypeError, ValueError):
+            raise TaskError(f"{where}: {name} must be a list of cases (dicts of sizes, or tuples, numbers, strings); "
+                            f"entry {i} is {type(case).__name__} {str(case)[:40]}") from None
+    distinct = len({json.dumps(c, sort_keys=True) for c in cases})
+    few = getattr(module, "FEW_CASES", None)
+    if distinct < minimum and not (isinstance(few, str) and few.strip()):
+        dupes = " distinct" if distinct < len(cases) else ""
+        raise TaskError(f"{where}: {name} has {distinct}{dupes} entries; at least {minimum} are needed (odd sizes "
+                        f"included), or set FEW_CASES = \"why the kernel has no more shapes\"")
+    return cases
+
+
+def _mutated(path: Path, module: ModuleType, entry: Callable[..., Any]) -> list[int]:
+    """MUTATED: the inputs the entry writes in place, by entry parameter name or position; compared after the
+    call, after what the entry returns."""
+    value = getattr(module, "MUTATED", None)
+    if value is None:
+        return []
+    where = f"{path}:{_assignment_line(path, 'MUTATED')}"
+    params = list(inspect.signature(entry).parameters)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise TaskError(f"{where}: MUTATED must be a list of entry parameter names (or positions), e.g. [\"out\"]")
+    out = []
+    for item in value:
+        if isinstance(item, str) and item in params:
+            out.append(params.index(item))
+        elif isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+            out.append(item)
+        else:
+            raise TaskError(f"{where}: MUTATED names {item!r}, not a parameter of entry ({', '.join(params)})")
+    return out
 
 
 def _tolerances(path: Path, module: ModuleType) -> dict[str, tuple[float, float]]:
@@ -219,7 +264,7 @@ def load_task(path: str | Path) -> Task:
     _require(path, module, ["entry", "reference", "make_inputs"])
     cases = _cases(path, module, "CASES", MIN_CASES)
     if cases is None:
-        raise TaskError(f"{path}: missing CASES (a list of at least {MIN_CASES} shape dicts)")
+        raise TaskError(f"{path}: missing CASES (a list of at least {MIN_CASES} shapes)")
     kernels, lines = _find_kernels(module)
     if not kernels:
         raise TaskError(f"{path}: no @triton.jit kernel at module level")
@@ -230,7 +275,7 @@ def load_task(path: str | Path) -> Task:
         small_cases=_cases(path, module, "SMALL_CASES", 1),
         tolerances=_tolerances(path, module),
         flops=_optional_callable(path, module, "flops"), bytes_moved=_optional_callable(path, module, "bytes_moved"),
-        dtype_flops=getattr(module, "DTYPE_FLOPS", None),
+        dtype_flops=getattr(module, "DTYPE_FLOPS", None), mutated=_mutated(path, module, module.entry),
     )
 
 
@@ -253,7 +298,7 @@ def load_candidate(path: str | Path, task: Task) -> Task:
         path=path, name=path.stem, module=module, kernels=kernels, kernel_lines=lines, entry=entry,
         reference=task.reference, make_inputs=task.make_inputs, cases=task.cases, held_out=task.held_out,
         small_cases=task.small_cases, tolerances=task.tolerances, flops=task.flops,
-        bytes_moved=task.bytes_moved, kind=task.kind, dtype_flops=task.dtype_flops,
+        bytes_moved=task.bytes_moved, kind=task.kind, dtype_flops=task.dtype_flops, mutated=task.mutated,
     )
 
 

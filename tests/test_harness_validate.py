@@ -134,7 +134,7 @@ def test_a_candidate_that_ends_early_with_status_0_is_a_cheat_not_a_pass(tmp_pat
 
     assert validate(VECTOR_ADD, quitter).cheat == "denied_name"  # the static check sees it first
     original = kopt.harness.integrity.check_file
-    kopt.harness.integrity.check_file = lambda p: None
+    kopt.harness.integrity.check_file = lambda *a, **k: None
     try:
         result = validate(VECTOR_ADD, quitter, seed=3)
     finally:

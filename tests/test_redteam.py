@@ -86,7 +86,7 @@ DYNAMIC = [p for p in CANDIDATES if header(p)["dynamic"] != "skip" and check_sou
 def test_the_dynamic_layer_alone_still_rejects(path, monkeypatch):
     """Static check off: the separate reference process, the parent's own comparison and counting, two
     calls per shape and the launch log must still catch what the static check caught first."""
-    monkeypatch.setattr(kopt.harness.integrity, "check_file", lambda p: None)
+    monkeypatch.setattr(kopt.harness.integrity, "check_file", lambda *a, **k: None)
     h = header(path)
     result = validate(REDTEAM / "tasks" / f"{h['task']}.py", path, seed=SEED, timeout_s=240)
     check(result, h["dynamic"], path)
@@ -111,7 +111,7 @@ def test_kernel_time_attribution_tells_triton_from_torch_kernels():
 def test_bench_rejects_a_token_kernel_beside_torch_work(monkeypatch):
     from kopt.harness.bench import bench
 
-    monkeypatch.setattr(kopt.harness.integrity, "check_file", lambda p: None)
+    monkeypatch.setattr(kopt.harness.integrity, "check_file", lambda *a, **k: None)
     result = bench(REDTEAM / "tasks" / "vector_add.py", REDTEAM / "candidates" / "token_kernel_then_torch.py",
                    cases=[0], timeout_s=600)
     assert not result.ok and result.reason == "cheat" and result.cheat == "foreign_kernels", result.message

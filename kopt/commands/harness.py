@@ -115,6 +115,8 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
         console.print(table)
         if result.held_out_note:
             console.print(f"note: {result.held_out_note}")
+        for warning in result.warnings:
+            console.print(f"[yellow]warning[/]: {warning}", highlight=False)
         if result.ok:
             console.print(f"[green]ok[/]: {len(result.cases)} cases in {result.elapsed_s:.1f} s")
     if failure:  # under --json the result above carries it; the line goes to stderr

@@ -83,7 +83,7 @@ def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, ti
     from kopt.harness.validate import ReferenceFailed, run_candidate_child, validate
 
     start = time.monotonic()
-    violation = None if trusted else check_file(Path(candidate_path or task_path))
+    violation = None if trusted else check_file(Path(candidate_path or task_path), Path(task_path))
     if violation:
         return BenchResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -173,6 +173,7 @@ def run_bench(task, candidate_path: str | None, calls: list[dict], seed: int, se
     from kopt.harness.channel import to_host
     from kopt.harness.flush import flush_l2
     from kopt.harness.launches import LaunchLog
+    from kopt.harness.validate import observed
     from kopt.task import load_candidate
 
     final_inputs = [task.make_inputs(c["case"], "cuda", c["seed"]) for c in calls]
@@ -189,7 +190,7 @@ def run_bench(task, candidate_path: str | None, calls: list[dict], seed: int, se
         launches.take()
         timing = _time_case(task, candidate, call["case"], seed + 1000 * case_index, flush, flush_names, ceilings)
         timing.triton_kernels = sorted(set(launches.take()))
-        out = candidate.entry(*args)
+        out = observed(candidate.entry(*args), args, task.mutated)
         torch.cuda.synchronize()
         send({"out": to_host(out), "launches": launches.take(), "timing": asdict(timing),
               "device_name": torch.cuda.get_device_name(), "ceilings": ceilings})

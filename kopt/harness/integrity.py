@@ -98,14 +98,30 @@ class Violation:
         return f"{self.code}: {self.path}:{self.line}: {self.detail}"
 
 
-def check_file(path: Path) -> Violation | None:
-    """The first violation in the file, or None. A file that does not parse is left to the loader to report."""
+def check_file(path: Path, task: Path | None = None) -> Violation | None:
+    """The first violation in the file that its task (`task`, the user's own file) does not have itself, or None.
+    The task is the baseline it is judged against: what it does (a third-party import, a torch op in a launcher)
+    a candidate may keep; only what the candidate adds is judged. A task checked against itself passes.
+    A file that does not parse is left to the loader to report."""
     try:
         source = Path(path).read_text()
+        own = Path(task).read_text() if task is not None else ""
     except (OSError, UnicodeDecodeError):
         return None
-    found = check_source(source, str(path))
+    if task is not None and Path(task).resolve() == Path(path).resolve():
+        return None
+    found = [v for v in check_source(source, str(path)) if (v.code, _line_text(source, v.line)) not in _own(own)]
     return found[0] if found else None
+
+
+def _line_text(source: str, line: int) -> str:
+    lines = source.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _own(task_source: str) -> set[tuple[str, str]]:
+    """(rule, line text) of every violation in the task's own source."""
+    return {(v.code, _line_text(task_source, v.line)) for v in check_source(task_source)} if task_source else set()
 
 
 def check_source(source: str, path: str = "<candidate>") -> list[Violation]:

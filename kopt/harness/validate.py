@@ -12,12 +12,16 @@ The parent counts the outputs, compares them itself with `compare()` and trusts 
 a call that launched no Triton kernel is a `cheat`. Two calls per shape on different data (and buffers)
 defeat an entry that caches or replays its outputs.
 Poisoning: torch.empty/empty_like/empty_strided/new_empty return NaN-filled (float) or sentinel-filled (int)
-tensors in the candidate child, so an output element the kernel forgot to write fails.
+tensors in the candidate child, so an output element the kernel forgot to write fails; the reference runs
+poisoned too (on a deep copy of its inputs), so a reference that reads unwritten memory fails loudly.
+In-place tasks (MUTATED) are compared on what the call returns followed by the inputs it mutated, for the
+reference and the candidate alike; an entry that returns nothing and mutates no input draws a warning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import sys
@@ -60,6 +64,7 @@ class ValidationResult:
     held_out_note: str | None = None  # why held-out shapes were not run, if they were not
     elapsed_s: float = 0.0
     cheat: str | None = None  # the integrity sub-code when reason == "cheat" (kopt.harness.integrity)
+    warnings: list[str] = field(default_factory=list)  # e.g. an entry that returns nothing and mutates nothing
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,7 +103,7 @@ def validate(task_path: str | Path, candidate_path: str | Path | None = None, *,
     from kopt.harness.integrity import check_file
 
     start = time.monotonic()
-    violation = check_file(Path(candidate_path or task_path))
+    violation = check_file(Path(candidate_path or task_path), Path(task_path))
     if violation:
         return ValidationResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -190,6 +195,8 @@ def received_outputs(run: ChildRun, wanted: int, timeout_s: float) -> tuple[list
         launches = frame.get("launches") if isinstance(frame, dict) else None
         if not (isinstance(launches, list) and all(isinstance(n, str) for n in launches) and "out" in frame):
             return outputs, ("cheat", "bad_frame", "the candidate process sent something other than its outputs")
+        if frame.get("warning") is not None and not isinstance(frame["warning"], str):
+            return outputs, ("cheat", "bad_frame", "the candidate process sent a malformed warning")
         outputs.append(frame)
     if run.channel_note:  # a frame that is not plain data (a pickled object, a tensor subclass) is refused
         return outputs, ("cheat", "bad_frame", f"the candidate process wrote {run.channel_note}")
@@ -213,6 +220,7 @@ def judge_outputs(ref: Reference, run: ChildRun, timeout_s: float) -> Validation
     if failure:
         result.reason, result.cheat, result.message = failure
         return result
+    result.warnings = list(dict.fromkeys(f["warning"] for f in outputs if f.get("warning")))
     k = 0
     cheat = None
     for item in ref.items:
@@ -279,7 +287,32 @@ def run_reference(task, device: str, seed: int, plan: str, bench_cases: list[int
           "tolerances": {k: list(v) for k, v in task.tolerances.items()}})
     for item in items:
         for s in item["seeds"]:
-            send(to_host(task.reference(*task.make_inputs(item["case"], device, s))))
+            args = copy.deepcopy(task.make_inputs(item["case"], device, s))  # nothing make_inputs keeps is touched
+            with poisoned_allocations():
+                send(to_host(observed(task.reference(*args), args, task.mutated)))
+
+
+def observed(returned: Any, args: tuple, mutated: list[int]) -> Any:
+    """What a call is judged on: what it returned, followed (MUTATED) by the inputs it wrote in place."""
+    if not mutated:
+        return returned
+    if any(i >= len(args) for i in mutated):
+        raise TaskError(f"MUTATED names input {max(mutated)}, but make_inputs returned {len(args)} inputs")
+    return ([] if returned is None else _as_list(returned)) + [args[i] for i in mutated]
+
+
+def nothing_returned_warning(returned: Any, args: tuple, before: list | None) -> str | None:
+    """The warning for an entry that returned None: which inputs it wrote (declare MUTATED), or that it wrote none."""
+    import torch
+
+    if returned is not None or before is None:
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(args, before))
+               if isinstance(a, torch.Tensor) and not torch.equal(a.nan_to_num(), b.nan_to_num())]
+    if changed:
+        return (f"entry returned nothing and wrote input(s) {changed} in place: declare MUTATED = {changed} "
+                "(names or positions) so they are compared")
+    return "entry returned nothing and mutated no input: nothing of it is compared (return the output or declare MUTATED)"
 
 
 def planned_calls(task, device: str, plan_seed: int) -> list[dict]:
@@ -304,13 +337,20 @@ def run_candidate(task, candidate_path: str | None, device: str, calls: list[dic
         candidate = load_candidate(candidate_path, task) if candidate_path else task
         if candidate.entry is None:
             raise TaskError(f"{candidate.path}: no entry to validate (a KernelBench module needs ModelNew)")
-        for args in inputs:
+        for k, args in enumerate(inputs):
+            before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args] \
+                if k == 0 and not task.mutated else None  # the first call tells whether a None return is in place
             launches.take()
             start = time.perf_counter()
             out = candidate.entry(*args)
             if device == "cuda":
                 torch.cuda.synchronize()
-            send({"out": to_host(out), "launches": launches.take(), "seconds": time.perf_counter() - start})
+            frame = {"out": to_host(observed(out, args, task.mutated)), "launches": launches.take(),
+                     "seconds": time.perf_counter() - start}
+            warning = nothing_returned_warning(out, args, before)
+            if warning:
+                frame["warning"] = warning
+            send(frame)
 
 
 @contextlib.contextmanager
