@@ -6,7 +6,7 @@ and the parent judges them; the ops are "reference" (loads the task file only: p
 Other requests (compile) write {"ok", "reason", "message", "result"} to the request's result_path.
 
 It picks the device before Triton is imported: CUDA when there is one, else the Triton interpreter
-(TRITON_INTERPRET=1) on CPU tensors. Exceptions become a reason and a one-line message that names
+(TRITON_INTERPRET=1, kopt.harness.interpreter) on CPU tensors. Exceptions become a reason and a one-line message that names
 the user's file and line."""
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ def _pick_device(requested: str | None) -> str:
 
     device = requested or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
+        from kopt.harness.interpreter import use_interpreter
+
+        use_interpreter()
     return device
 
 
