@@ -424,9 +424,10 @@ class Optimizer:
 
         proposal = self.proposal
         variants = [(v.label, v.source) for v in proposal.variants] if proposal else [(candidate.label, candidate.source)]
+        fixed_launches = bool(proposal and proposal.recipe == "autotune" and len(proposal.variants) > 1)
         if not self.timed:
-            # the interpreter cannot run @triton.autotune: validate its configs as fixed launches instead
-            variants = variants[1:] if proposal and proposal.recipe == "autotune" else variants[:1]
+            # the interpreter runs only an autotuner's first config: validate new configs as fixed launches instead
+            variants = variants[1:] if fixed_launches else variants[:1]
         trials: list[dict[str, Any]] = []
         staged: list[tuple[dict[str, Any], str, Path]] = []
         base = self.best_times(best)
@@ -444,7 +445,7 @@ class Optimizer:
             best_trial = self.time_then_validate(n, staged, base)
         else:
             best_trial = self.validate_then_time(n, staged, base)
-        if proposal and proposal.recipe == "autotune" and not self.timed:
+        if fixed_launches and not self.timed:
             failed = [t for t in trials if t["outcome"] != "untimed"]
             pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
                 f"autotune needs a GPU to run; its {len(trials)} configs validated as fixed launches "

@@ -72,6 +72,8 @@ def attribute(compiled: list[CompiledKernel], task_path: str | Path | None = Non
     report = L3Report()
     issues: list[_Issue] = []
     for ck in compiled:
+        if ck.autotune:
+            report.notes.append(f"{ck.name}: {ck.autotune}")
         if not ck.asm.get("ttgir"):
             report.notes.append(f"{ck.name}: no TTGIR in the compiled record; L3 needs it")
             continue

@@ -37,6 +37,7 @@ class Launch:
     attrs: dict[tuple, list]  # path -> [["tt.divisibility", 16]], ...
     options: dict[str, Any]  # the backend's parsed options
     grid: tuple[int, ...]
+    autotune: str | None = None  # for an autotuned kernel: which config this is, and how it was chosen
 
 
 # Compute capabilities the bundled LLVM and ptxas accept; any other number fails deep inside them, noisily.
@@ -72,10 +73,22 @@ def target_name(target) -> str:
     return f"sm_{target.arch}"
 
 
+def autotuner_pick(tuner, args: tuple, kwargs: dict) -> Any:
+    """The config `tuner` picked when these arguments last ran for real (its cache key, as Autotuner.run builds
+    it), or None when it never tuned them (no GPU, or not run yet)."""
+    if len(tuner.configs) == 1:
+        return tuner.configs[0]
+    named = {**dict(zip(tuner.arg_names, args)), **kwargs}
+    named = {k: v for k, v in named.items() if k in tuner.arg_names}
+    key = [named[k] for k in tuner.keys if k in named] + [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+    return tuner.cache.get(tuple(key))
+
+
 @contextlib.contextmanager
 def intercept_launches(target) -> Iterator[list[Launch]]:
     """Within this block, kernel launches are recorded (with Triton's own specialization) instead of run.
-    Autotuned kernels take their first config: there is nothing to benchmark without a GPU."""
+    An autotuned kernel takes the config its autotuner picked when the entry ran on this GPU
+    (capture_launches runs it first when there is one); without a GPU, its first config, and says so."""
     from triton import knobs
     from triton.compiler import make_backend
     from triton.runtime.autotuner import Autotuner
@@ -92,14 +105,25 @@ def intercept_launches(target) -> Iterator[list[Launch]]:
         options, signature, constexprs, attrs = self._pack_args(backend, kwargs, bound_args, specialization, options)
         if callable(grid):
             grid = grid(bound_args)
-        launches.append(Launch(self, signature, constexprs, attrs, dict(options.__dict__), tuple(grid)))
+        launches.append(Launch(self, signature, constexprs, attrs, dict(options.__dict__), tuple(grid), picked[0]))
+        picked[0] = None
         return None
 
-    def first_config(self, *args, **kwargs):
-        return self.fn.run(*args, **kwargs, **self.configs[0].all_kwargs())
+    picked: list[str | None] = [None]  # how the autotuned launch being recorded got its config
+
+    def tuned_config(self, *args, **kwargs):
+        config = autotuner_pick(self, args, kwargs)
+        if config is not None:
+            how = "its only config" if len(self.configs) == 1 else f"the autotuner's pick of {len(self.configs)} on this GPU"
+        else:
+            config = self.configs[0]
+            how = (f"the first of {len(self.configs)} configs: the autotuner's pick is unknown without a GPU run "
+                   "(the IR below may not be what runs)")
+        picked[0] = f"autotuned: {config} ({how})"
+        return self.fn.run(*args, **kwargs, **config.all_kwargs())
 
     saved = JITFunction.run, Autotuner.run
-    JITFunction.run, Autotuner.run = record, first_config
+    JITFunction.run, Autotuner.run = record, tuned_config
     try:
         yield launches
     finally:
@@ -110,7 +134,13 @@ def capture_launches(task: Task, case: dict, target) -> list[Launch]:
     """Run the task's entry on CPU inputs for `case` and return its distinct kernel launches, in order."""
     if task.entry is None:
         raise KoptError(f"{task.path}: nothing to compile (a KernelBench module needs ModelNew with Triton kernels)")
-    inputs = task.make_inputs(case, "cuda" if _local_capability() else "cpu", 0)  # nothing launches either way
+    on_gpu = bool(_local_capability()) and os.environ.get("TRITON_INTERPRET") != "1"
+    inputs = task.make_inputs(case, "cuda" if _local_capability() else "cpu", 0)
+    if on_gpu and _autotuned(task):  # a real run first, so each autotuner has tuned this case's key
+        import torch
+
+        task.entry(*inputs)
+        torch.cuda.synchronize()
     with intercept_launches(target) as launches:
         try:
             task.entry(*inputs)
@@ -125,6 +155,13 @@ def capture_launches(task: Task, case: dict, target) -> list[Launch]:
     for launch in launches:
         distinct.setdefault(_launch_key(launch), launch)
     return list(distinct.values())
+
+
+def _autotuned(task: Task) -> bool:
+    from triton.runtime.autotuner import Autotuner
+
+    return any(isinstance(obj, Autotuner) or isinstance(getattr(obj, "fn", None), Autotuner)
+               for obj in vars(task.module).values())
 
 
 def _launch_key(launch: Launch) -> str:
@@ -221,6 +258,7 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
     for launch in capture_launches(task, case, target_spec):
         kernel = compile_launch(launch, target_spec, trajectory=trajectory, cache_dir=cache_dir)
         kernel.grid = list(launch.grid)  # the case's grid; the compiled code does not depend on it
+        kernel.autotune = launch.autotune
         kernels.append(kernel)
     if stages:
         for kernel in kernels:

@@ -29,6 +29,7 @@ class CompiledKernel:
     trajectory: list[tuple[str, str]] = field(default_factory=list)  # (pass name, IR before it), in order
     cache_key: str = ""
     grid: list[int] = field(default_factory=list)  # the launch grid for the case it was compiled from
+    autotune: str | None = None  # an autotuned kernel's config and how it was chosen (the GPU's pick, or unknown)
 
     def to_dict(self, with_asm: bool = True) -> dict[str, Any]:
         d = asdict(self)

@@ -67,9 +67,107 @@ def _launch(src: Source) -> tuple[Launch, cst.FunctionDef]:
     launches = src.launches()
     if not launches:
         raise NotApplicable(f"no launch `{next(iter(kernels))}[grid](...)` found in a host function")
-    if any("autotune" in src.code(d.decorator) for d in kernels[launches[0].kernel].decorators):
+    if _autotune_call(src, kernels[launches[0].kernel]) is not None:
         raise NotApplicable(f"{launches[0].kernel} is already @triton.autotune'd; its configs choose the launch")
     return launches[0], kernels[launches[0].kernel]
+
+
+# --- autotuned kernels: the config list is the launch configuration ------------------------------------
+
+MAX_NEW_CONFIGS = 8  # each one costs a benchmark run per shape key when the autotuner tunes
+
+
+def _autotune_call(src: Source, kernel: cst.FunctionDef) -> cst.Call | None:
+    """The kernel's `@triton.autotune(...)` (or a project's own `@x_autotune(...)`) decorator call."""
+    for d in kernel.decorators:
+        if isinstance(d.decorator, cst.Call) and src.code(d.decorator.func).split(".")[-1].endswith("autotune"):
+            return d.decorator
+    return None
+
+
+def _launched_autotuned(src: Source) -> tuple[str, cst.FunctionDef, cst.Call] | None:
+    """(name, kernel, its autotune call) of the first launched kernel that is autotuned, else None."""
+    kernels = src.kernels()
+    for launch in src.launches():
+        call = _autotune_call(src, kernels[launch.kernel]) if launch.kernel in kernels else None
+        if call is not None:
+            return launch.kernel, kernels[launch.kernel], call
+    return None
+
+
+def _config_of(src: Source, node: cst.BaseExpression) -> dict[str, int] | None:
+    """`triton.Config({'BM': 64}, num_warps=4, num_stages=3)` -> {'BM': 64, 'num_warps': 4, 'num_stages': 3};
+    None when any part is not a literal."""
+    if not isinstance(node, cst.Call) or not src.code(node.func).endswith("Config") or not node.args:
+        return None
+    first, config = node.args[0].value, {}
+    if not isinstance(first, cst.Dict):
+        return None
+    for el in first.elements:
+        if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) and isinstance(el.value, cst.Integer)):
+            return None
+        config[el.key.evaluated_value] = int(el.value.value)
+    for arg in node.args[1:]:
+        if arg.keyword is None or not isinstance(arg.value, cst.Integer):
+            return None
+        config[arg.keyword.value] = int(arg.value.value)
+    return config
+
+
+def _config_code(config: dict[str, int]) -> str:
+    blocks = {k: v for k, v in config.items() if k not in LAUNCH_DEFAULTS}
+    return ("triton.Config({" + ", ".join(f"{k!r}: {v}" for k, v in blocks.items()) + "}"
+            + "".join(f", {k}={config[k]}" for k in LAUNCH_DEFAULTS if k in config) + ")")
+
+
+def _neighbours(config: dict[str, int], has_loop: bool, only: tuple[str, ...]) -> list[dict[str, int]]:
+    """Configs one step from `config`: warps and stages first (they never change results), then each block x2, /2."""
+    out = []
+    warps = config.get("num_warps", LAUNCH_DEFAULTS["num_warps"])
+    out += [{**config, "num_warps": w} for w in (warps // 2, warps * 2) if 1 <= w <= 16]
+    if has_loop:
+        stages = config.get("num_stages", LAUNCH_DEFAULTS["num_stages"])
+        out += [{**config, "num_stages": s} for s in (stages - 1, stages + 1) if 1 <= s <= 6]
+    for key, value in config.items():
+        if key not in LAUNCH_DEFAULTS and value >= 16:
+            out += [{**config, key: v} for v in (value * 2, value // 2) if v >= 16]
+    return [c for c in out if not only or set(k for k in c if c[k] != config.get(k)) <= set(only)]
+
+
+def autotune_config_search(src: Source, ctx: Context, only: tuple[str, ...] = (),
+                           recipe: str = "launch_config_search") -> Proposal:
+    """An @triton.autotune'd kernel: widen its config list with neighbours of its configs (new ones first, so the
+    interpreter, which takes the first config, validates one of them; on a GPU the autotuner picks among all)."""
+    name, kernel, call = _launched_autotuned(src)
+    arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == "configs"), None)
+    if arg is None and call.args and call.args[0].keyword is None:
+        arg = call.args[0]
+    if arg is None or not isinstance(arg.value, cst.List):
+        where = f"line {src.line(call)}"
+        shown = src.code(arg.value)[:60] if arg is not None else "missing"
+        raise NotApplicable(f"{name}'s autotune configs at {where} are not a literal list (`{shown}`); "
+                            "add configs to it by hand or with the LLM proposer")
+    configs = [_config_of(src, el.value) for el in arg.value.elements]
+    if not configs or any(c is None for c in configs):
+        raise NotApplicable(f"{name}'s autotune configs (line {src.line(call)}) are not all literal triton.Config(...)")
+    has_loop = bool(m.findall(kernel, m.For() | m.While()))
+    seen = [dict(sorted(c.items())) for c in configs]
+    new: list[dict[str, int]] = []
+    for config in configs:
+        for candidate in _neighbours(config, has_loop, only):
+            key = dict(sorted(candidate.items()))
+            if key not in seen and _fits(candidate, src):
+                seen.append(key)
+                new.append(candidate)
+    new = new[:MAX_NEW_CONFIGS]
+    if not new:
+        raise NotApplicable(f"{name}'s {len(configs)} autotune configs leave no untried neighbour"
+                            + (f" in {', '.join(only)}" if only else ""))
+    body = ",\n        ".join([_config_code(c) for c in new] + [src.code(el.value) for el in arg.value.elements])
+    source = src.rewrite({id(arg.value): expr(f"[\n        {body},\n    ]")})
+    summary = (f"{name}: {len(new)} autotune config(s) added to its {len(configs)} (line {src.line(call)}), "
+               f"first {_config_code(new[0])}")
+    return Proposal(recipe, summary, [Variant(f"autotune +{len(new)}", source, new[0])])
 
 
 def _block_knobs(launch: Launch, kernel: cst.FunctionDef) -> list[str]:
@@ -210,6 +308,8 @@ def _label(config: dict[str, int], knobs: dict[str, Any]) -> str:
 
 
 def launch_config_search(src: Source, ctx: Context, only: tuple[str, ...] = (), recipe: str = "launch_config_search") -> Proposal:
+    if _launched_autotuned(src):
+        return autotune_config_search(src, ctx, only, recipe)
     launch, knobs, configs, notes = _search(src, ctx, only)
     variants = [Variant(_label(c, knobs), _with_config(src, launch, knobs, c), c) for c in configs]
     varied = [n for n in knobs if len({v.config.get(n) for v in variants}) > 1 or variants[0].label.count(n)]
@@ -220,6 +320,8 @@ def launch_config_search(src: Source, ctx: Context, only: tuple[str, ...] = (), 
 
 
 def num_stages_search(src: Source, ctx: Context) -> Proposal:
+    if _launched_autotuned(src):
+        return autotune_config_search(src, ctx, ("num_stages",), "num_stages_search")
     launch, kernel = _launch(src)
     if not any(has_call(loop, "load") for loop in m.findall(kernel, m.For() | m.While())):
         raise NotApplicable(f"{launch.kernel} has no loop that loads: software pipelining (num_stages) has nothing to overlap")
@@ -245,7 +347,10 @@ def split_block(src: Source, ctx: Context) -> Proposal:
 
 
 def autotune(src: Source, ctx: Context) -> Proposal:
-    """@triton.autotune over block sizes and warps with a key, the grid made a function of the config."""
+    """@triton.autotune over block sizes and warps with a key, the grid made a function of the config
+    (an already autotuned kernel gets more configs instead)."""
+    if _launched_autotuned(src):
+        return autotune_config_search(src, ctx, recipe="autotune")
     launch, kernel = _launch(src)
     if has_call(kernel, "atomic_add") or any(c.func.attr.value.startswith("atomic_") for c in
                                              m.findall(kernel, m.Call(func=m.Attribute()))):
