@@ -36,6 +36,9 @@ from kopt.rounds.store import Round, RoundsStore, Run, best_round
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
+# ...and may not be slower than the best on any one case by more than this: one case's median is noisier than
+# a geomean over all of them, so its noise band is wider (a faster geomean that hides a 1.8x slower case is no win)
+CASE_NOISE = 1.05
 VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
                          "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash",
                          "cheat": "rejected"}  # cheat: the integrity check or the harness caught a gamed result
@@ -121,8 +124,20 @@ def judge(problem: str | None, validation: dict[str, Any] | None, timing: dict[s
     if not timing["ok"]:
         return timing["outcome"], timing["message"]
     gain = speedup(base, timing["times"]) or 0
-    outcome = "improved" if gain >= MIN_GAIN else "slower"
-    return outcome, f"x{gain:.3f} vs the best so far" + ("" if outcome == "improved" else " (not faster)")
+    if gain < MIN_GAIN:
+        return "slower", f"x{gain:.3f} vs the best so far (not faster)"
+    regressed = regressions(base, timing["times"], timing.get("cases"))
+    if regressed:
+        return "slower", (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} of "
+                          f"{len(timing['times'])} cases: {'; '.join(regressed)}; not a win (an entry that dispatches "
+                          "by shape, this kernel only where it is faster, would keep both)")
+    return "improved", f"x{gain:.3f} vs the best so far"
+
+
+def regressions(base: list[float | None], new: list[float | None], cases: list | None = None) -> list[str]:
+    """'case {...} x0.55' for each case the new times make slower than `base` by more than CASE_NOISE."""
+    labels = cases or [f"#{i}" for i in range(len(new))]
+    return [f"case {label} x{b / n:.2f}" for label, b, n in zip(labels, base, new) if b and n and n > b * CASE_NOISE]
 
 
 def timing_available() -> tuple[bool, str]:
@@ -585,6 +600,7 @@ def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, 
         return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", "crash"), "message": r.message,
                 "times": [], "roofline": []}
     return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
+            "cases": [c.case for c in r.cases],
             "bound": [c.bound for c in r.cases]}
 
 
