@@ -20,6 +20,7 @@ from kopt.cli import emit_json, json_option
 from kopt.errors import KoptError
 
 MODES = ("L1", "auto")
+SEALED_SPLIT = "test"  # the blind sets' held-out half: its report carries totals only
 
 
 def load_manifest(path: Path) -> list[dict[str, Any]]:
@@ -51,9 +52,10 @@ def truths(case: dict[str, Any]) -> list[str]:
     return list(case.get("findings") or [case["finding"]])
 
 
-def selected_cases(manifest: Path, names) -> list[dict[str, Any]]:
+def selected_cases(manifest: Path, names, split: str | None = None) -> list[dict[str, Any]]:
     """The cases asked for, less those the manifest excludes (a fix not >= 1.3x faster on the H200)."""
-    return [c for c in load_manifest(manifest) if (not names or c["name"] in names) and not c.get("excluded")]
+    return [c for c in load_manifest(manifest)
+            if (not names or c["name"] in names) and not c.get("excluded") and (split is None or c.get("split") == split)]
 
 
 def rank_of(finding_id: str, findings: list) -> int | None:
@@ -68,11 +70,12 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cases": n, "top1": round(top1 / n, 3) if n else None, "top3": round(top3 / n, 3) if n else None}
 
 
-def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_case=None) -> dict[str, Any]:
+def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, split: str | None = None,
+             on_case=None) -> dict[str, Any]:
     from kopt.config import load_settings
     from kopt.diagnose.escalate import diagnose, gpu_unavailable
 
-    cases = selected_cases(manifest, names)
+    cases = selected_cases(manifest, names, split)
     settings = load_settings()
     settings_modes = [(m, False) for m in MODES] + ([("auto", True)] if gpu and not gpu_unavailable() else [])
     rows = []
@@ -99,8 +102,11 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
                         **({"h200-verified": score(verified)} if len(verified) < len(mine) else {}),
                         **{f"truth {lvl}": score([r for r in mine if r["truth_level"] == lvl])
                            for lvl in sorted({r["truth_level"] for r in mine})}}
-    return {"manifest": str(manifest), "gpu_evidence": any(g for _, g in settings_modes), "summary": summary,
-            "unverified": [c["name"] for c in cases if "h200_speedup" not in c], "rows": rows}
+    report = {"manifest": str(manifest), "gpu_evidence": any(g for _, g in settings_modes), "summary": summary,
+              "unverified": [c["name"] for c in cases if "h200_speedup" not in c], "rows": rows}
+    if split == SEALED_SPLIT:  # a held-out half is looked at as totals only: no case names, no per-case ranks
+        report.update(unverified=len(report["unverified"]), rows=[])
+    return report
 
 
 @click.command("diagnosis")
@@ -109,17 +115,20 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, on_ca
 @click.option("--no-gpu", is_flag=True, help="Only the no-GPU runs even when a GPU is visible.")
 @click.option("--only", "names", multiple=True, metavar="NAME",
               help="Only this manifest case (repeatable).")
+@click.option("--split", default=None, metavar="NAME",
+              help="Only the cases of this split (a blind set's `tune` or `test`); `test` reports totals only.")
 @json_option
-def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json: bool) -> None:
+def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], split: str | None, as_json: bool) -> None:
     """Score root-cause diagnosis: top-1/top-3 per mode and per truth level."""
     from rich.console import Console
     from rich.progress import Progress
     from rich.table import Table
 
-    total = len(selected_cases(manifest, names))
+    total = len(selected_cases(manifest, names, split))
     with Progress(transient=True, disable=as_json) as progress:
         bar = progress.add_task("diagnosis eval", total=total)
-        report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, on_case=lambda: progress.advance(bar))
+        report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, split=split,
+                          on_case=lambda: progress.advance(bar))
     if as_json:
         emit_json(report)
         return
@@ -131,7 +140,9 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], as_json:
         for subset, s in subsets.items():
             table.add_row(mode, subset, str(s["cases"]), f"{s['top1']:.0%}", f"{s['top3']:.0%}")
     console.print(table)
-    if report["unverified"]:
+    if isinstance(report["unverified"], int):
+        console.print(f"split {split}: totals only; {report['unverified']} case(s) not yet H200-verified", highlight=False)
+    elif report["unverified"]:
         console.print(f"not yet H200-verified (no h200_speedup in the manifest; scored in `all`, left out of "
                       f"`h200-verified`): {', '.join(report['unverified'])}", highlight=False)
     misses = [r for r in report["rows"] if r["mode"] == "auto" and r["rank"] != 1]
