@@ -168,6 +168,11 @@ class Optimizer:
         self.work.mkdir(parents=True, exist_ok=True)
         self.llm: Any = None
         self.grounding = run.options.get("grounding", "full")
+        # the working copies under .kopt/work import the task's sibling modules as the task does
+        from kopt.task import TASK_PATH_ENV
+
+        dirs = [str(Path(task_path).resolve().parent), *os.environ.get(TASK_PATH_ENV, "").split(os.pathsep)]
+        os.environ[TASK_PATH_ENV] = os.pathsep.join(dict.fromkeys(d for d in dirs if d))
         self.proposal: Any = None  # the recipe Proposal behind the current candidate (None for the LLM)
         self._task: Any = None
 
@@ -703,8 +708,10 @@ def optimize(task: str | Path | None = None, *, rounds: int | None = None, minut
     if grounding is not None and grounding not in GROUNDINGS:
         raise KoptError(f"unknown grounding {grounding!r}; use {', '.join(GROUNDINGS)}")
     from kopt.config import load_settings
+    from kopt.task import task_workspace
 
-    settings = settings or load_settings()
+    # a new run's .kopt/ (rounds, work files) lives in its task's workspace, wherever kopt is started from
+    settings = settings or load_settings(task_workspace(task) if task else None)
     if model:
         settings.llm_model = model
     use_exchange(settings, llm_exchange)

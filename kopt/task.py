@@ -96,6 +96,20 @@ def import_dirs(path: Path) -> list[str]:
     return list(dict.fromkeys([str(path.parent), *extra]))
 
 
+def task_workspace(path: str | Path) -> Path:
+    """The workspace a task belongs to, where its .kopt/ goes: the nearest folder up from the task's own that
+    holds a kopt.toml or is a repository root (.git), never the home folder (its .kopt/ is kopt's index);
+    else the task's own folder. A stray .kopt/ higher up (a run started in /tmp) is no workspace."""
+    folder = Path(path).resolve().parent
+    home = Path.home().resolve()
+    for candidate in [folder, *folder.parents]:
+        if candidate == home:
+            break
+        if (candidate / "kopt.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
 def _import_file(path: Path) -> ModuleType:
     for folder in reversed(import_dirs(path)):  # sibling modules and packages of the task import as they are
         if folder not in sys.path:

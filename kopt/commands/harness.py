@@ -127,11 +127,12 @@ def validate_cmd(task: Path, candidate: Path | None, timeout_s: float, seed: int
 @click.argument("task", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--candidate", type=click.Path(dir_okay=False, path_type=Path), help="A task file with an optimized entry.")
 @click.option("--cases", "case_list", default=None, help="Comma-separated CASES indices (default: all).")
+@click.option("--held-out", "held_out", is_flag=True, help="Time the HELD_OUT shapes (--cases then indexes them).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=900.0, show_default=True, help="Seconds before the child is killed.")
 @click.option("--target", default=None, help="ascend[:ARCH] times on an Ascend NPU (needs one); default: the CUDA GPU.")
 @json_option
-def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout_s: float, target: str | None,
-              as_json: bool) -> None:
+def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, held_out: bool, timeout_s: float,
+              target: str | None, as_json: bool) -> None:
     """Kernel-only GPU timing with L2 flush and fresh inputs, placed on the device roofline."""
     from kopt.harness.bench import bench
 
@@ -141,7 +142,7 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, timeout
         cases = [int(i) for i in case_list.split(",")] if case_list else None
     except ValueError as exc:
         raise KoptError(f"--cases takes comma-separated integers, got {case_list!r}") from exc
-    result = bench(task, candidate, timeout_s=timeout_s, cases=cases)
+    result = bench(task, candidate, timeout_s=timeout_s, cases=cases, held_out=held_out)
     failure = None if result.ok else f"{candidate or task}: {result.reason}: {result.message}"
     if as_json:
         emit_json({**result.to_dict(), **({"error": failure, "kind": result.reason} if failure else {})})

@@ -71,14 +71,15 @@ class BenchResult:
 
 def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
           cases: list[int] | None = None, seed: int | None = None, validate_first: bool = True,
-          trusted: bool = False, reference: Any = None) -> BenchResult:
+          trusted: bool = False, reference: Any = None, held_out: bool = False) -> BenchResult:
     """Time a task's entry (or a candidate's) on every case (or the given case indices), in a sandboxed child,
     after it passed validation. Raises KoptError without a GPU and TaskError for a broken task file.
     `validate_first=False`: the caller validates whatever it accepts itself (the optimize loop does, so a round
     does not validate twice); the final-output check after timing still runs. `trusted`: code kopt wrote itself
     (the torch references it times), exempt from the integrity rules that a candidate's kernels must meet.
     `reference`: bench_reference(task_path, seed) made ahead (the optimize loop makes it beside a validation),
-    with `seed` the same; else the reference's child runs here first."""
+    with `seed` the same; else the reference's child runs here first. `held_out`: time the HELD_OUT shapes
+    (`cases` then indexes them) instead of CASES."""
     from kopt.harness.integrity import check_file
     from kopt.harness.validate import ReferenceFailed, run_candidate_child, validate
 
@@ -88,7 +89,7 @@ def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, ti
         return BenchResult(ok=False, reason="cheat", cheat=violation.code, message=violation.message)
     base_seed = seed if seed is not None else int.from_bytes(os.urandom(4), "little")
     try:
-        ref = reference or bench_reference(task_path, base_seed, timeout_s, cases)
+        ref = reference or bench_reference(task_path, base_seed, timeout_s, cases, held_out)
     except ReferenceFailed as exc:
         return BenchResult(ok=False, reason=exc.args[0], message=exc.args[1])
     if ref.device != "cuda":
@@ -100,26 +101,29 @@ def bench(task_path: str | Path, candidate_path: str | Path | None = None, *, ti
                            message=f"not timed, validation failed: {checked.message}")
     run = run_candidate_child("bench", task_path, candidate_path, "cuda", ref.calls(), _left(start, timeout_s),
                               seed=base_seed)
-    result = judge_bench(ref, run, timeout_s, trusted=trusted)
+    # the task's own entry is the baseline as the user has it: its torch kernels are part of what is timed
+    result = judge_bench(ref, run, timeout_s, trusted=trusted, baseline=candidate_path is None)
     result.elapsed_s = round(time.monotonic() - start, 3)
     return result
 
 
 def bench_reference(task_path: str | Path, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S,
-                    cases: list[int] | None = None):
+                    cases: list[int] | None = None, held_out: bool = False):
     """The reference's outputs for bench's final check (seeded by `seed`), from a child that loads only the task.
     Raises ReferenceFailed (and TaskError) as reference_outputs does."""
     from kopt.harness.validate import reference_outputs
 
-    return reference_outputs(task_path, None, seed, timeout_s, plan="bench", bench_cases=cases)
+    return reference_outputs(task_path, None, seed, timeout_s, plan="bench_held_out" if held_out else "bench",
+                             bench_cases=cases)
 
 
 def _left(start: float, timeout_s: float) -> float:
     return max(timeout_s - (time.monotonic() - start), 1.0)
 
 
-def judge_bench(ref, run, timeout_s: float, trusted: bool = False) -> BenchResult:
-    """Each case's final output against the reference's, then whose kernels the time went to."""
+def judge_bench(ref, run, timeout_s: float, trusted: bool = False, baseline: bool = False) -> BenchResult:
+    """Each case's final output against the reference's, then whose kernels the time went to (not for the
+    task's own entry, `baseline`: a launcher's torch work is part of the kernel the user brought)."""
     from kopt.harness.validate import received_outputs, safe_compare
 
     outputs, failure = received_outputs(run, len(ref.expected), timeout_s)
@@ -140,7 +144,7 @@ def judge_bench(ref, run, timeout_s: float, trusted: bool = False) -> BenchResul
         except (KeyError, TypeError) as exc:
             return BenchResult(ok=False, reason="cheat", cheat="bad_frame", message=f"{where}: malformed timing ({exc})")
         share, worst = foreign_share(timing.kernels, set(timing.triton_kernels))
-        if share > MAX_FOREIGN_SHARE and not trusted:
+        if share > MAX_FOREIGN_SHARE and not (trusted or baseline):
             return BenchResult(ok=False, reason="cheat", cheat="foreign_kernels",
                                message=f"{where}: {share:.0%} of the device time is in kernels Triton did not launch "
                                        f"(first: {worst}); the work must be the candidate's Triton kernels")
@@ -157,10 +161,17 @@ def foreign_share(kernels: dict[str, float], triton_names: set[str]) -> tuple[fl
     return sum(foreign.values()) / total, max(foreign, key=foreign.get)
 
 
-def final_check_plan(task, cases: list[int] | None, seed: int) -> list[dict]:
-    """One fresh-input call per timed case, on seeds no timing set uses."""
-    indices = range(len(task.cases)) if cases is None else cases
-    return [{"case": task.cases[i], "held_out": False, "seeds": [seed + FINAL_SEED_OFFSET + i]} for i in indices]
+def final_check_plan(task, cases: list[int] | None, seed: int, held_out: bool = False) -> list[dict]:
+    """One fresh-input call per timed case (of CASES, or of HELD_OUT), on seeds no timing set uses."""
+    shapes, first = (task.held_out, len(task.cases)) if held_out else (task.cases, 0)
+    if held_out and not shapes:
+        raise TaskError(f"{task.path}: no HELD_OUT shapes to time")
+    indices = range(len(shapes)) if cases is None else cases
+    wrong = [i for i in indices if not 0 <= i < len(shapes)]
+    if wrong:
+        raise TaskError(f"{task.path}: no {'HELD_OUT' if held_out else 'CASES'} entry {wrong[0]} "
+                        f"(it has {len(shapes)})")
+    return [{"case": shapes[i], "held_out": held_out, "seeds": [seed + FINAL_SEED_OFFSET + first + i]} for i in indices]
 
 
 # --- the child's side -----------------------------------------------------------------------------
@@ -186,7 +197,7 @@ def run_bench(task, candidate_path: str | None, calls: list[dict], seed: int, se
     flush = partial(flush_l2, buffer, FLUSH_VALUE)
     flush_names = _flush_kernel_names(flush)
     for call, args in zip(calls, final_inputs):
-        case_index = task.cases.index(call["case"])
+        case_index = (task.cases + task.held_out).index(call["case"])  # a shape's timing seeds do not move
         launches.take()
         timing = _time_case(task, candidate, call["case"], seed + 1000 * case_index, flush, flush_names, ceilings)
         timing.triton_kernels = sorted(set(launches.take()))

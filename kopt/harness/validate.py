@@ -256,8 +256,9 @@ def _where(item: dict) -> str:
 # --- the children's side --------------------------------------------------------------------------
 
 def plan_calls(task, device: str, base_seed: int) -> tuple[list[dict], str | None]:
-    """Every case, then the held-out shapes (SMALL_CASES on the interpreter); each shape gets CALLS_PER_SHAPE
-    distinct seeds: base_seed + i first (so a seed names a case), then seeds past every first one."""
+    """Every case, then the held-out shapes (SMALL_CASES on the interpreter); each case gets CALLS_PER_SHAPE
+    distinct seeds: base_seed + i first (so a seed names a case), then seeds past every first one. A held-out
+    shape gets one call: it comes after every case and is never seen before it, so no cache can answer it."""
     note = None
     if device == "cuda":
         plan = [(c, False) for c in task.cases] + [(c, True) for c in task.held_out]
@@ -268,7 +269,7 @@ def plan_calls(task, device: str, base_seed: int) -> tuple[list[dict], str | Non
         elif task.held_out:
             note = "held-out shapes are GPU-sized; the interpreter ran SMALL_CASES only"
     n = len(plan)
-    items = [{"case": case, "held_out": held, "seeds": [base_seed + i + j * n for j in range(CALLS_PER_SHAPE)]}
+    items = [{"case": case, "held_out": held, "seeds": [base_seed + i + j * n for j in range(1 if held else CALLS_PER_SHAPE)]}
              for i, (case, held) in enumerate(plan)]
     return items, note
 
@@ -282,7 +283,7 @@ def run_reference(task, device: str, seed: int, plan: str, bench_cases: list[int
     else:
         from kopt.harness.bench import final_check_plan
 
-        items, note = final_check_plan(task, bench_cases, seed), None
+        items, note = final_check_plan(task, bench_cases, seed, held_out=plan == "bench_held_out"), None
     send({"device": device, "items": items, "note": note,
           "tolerances": {k: list(v) for k, v in task.tolerances.items()}})
     for item in items:
