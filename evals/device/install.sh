@@ -6,7 +6,7 @@
 # Make the wheel here first: python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #   --implementation cp --platform manylinux_2_28_x86_64 -d .whl libcst==1.9.0
 KOPT_ROOT=$(pwd)
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kopt-site .whl/*.whl \
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kopt-site .whl/libcst-*.whl \
   && python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target /tmp/kopt-site . \
   || { echo "installing kopt into /tmp/kopt-site failed"; return 1; }
 export KOPT_ROOT KOPT_SITE=/tmp/kopt-site PYTHONPATH=/tmp/kopt-site PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
