@@ -102,8 +102,8 @@ def _channel_file():
 def run_in_group(cmd: list[str], timeout: float, input: str | None = None, **popen: Any) -> subprocess.CompletedProcess:
     """Run `cmd` contained (kopt.harness.containment) and kill everything it started when it ends or times
     out (the TimeoutExpired is re-raised), so nothing, a profiled program or a hung kernel, outlives it.
-    The worker's filesystem is confined to what its request names: the task and candidate files readable,
-    the result's folder and the compile cache writable. Other commands (ncu needs the GPU's counters) keep
+    The worker's filesystem is confined to what its request names: the task and candidate files and the folders
+    the task imports its siblings from readable, the result's folder and the compile cache writable. Other commands (ncu needs the GPU's counters) keep
     the filesystem and skip the namespaces, with the rest of the containment."""
     from kopt.harness.containment import run
 
@@ -116,10 +116,22 @@ def _worker_files(cmd: list[str], input: str | None):
     if cmd[1:3] != ["-m", "kopt.harness.worker"] or not input:
         return None
     request = json.loads(input)
-    readable = [request.get("task"), request.get("candidate")]
+    readable = [request.get("task"), request.get("candidate"), *_sibling_dirs(request.get("task"))]
     writable = [str(Path(request["result_path"]).parent) if request.get("result_path") else None,
                 (request.get("kw") or {}).get("cache_dir")]
     return Files(readable=tuple(str(p) for p in readable if p), writable=tuple(str(p) for p in writable if p))
+
+
+def _sibling_dirs(task: str | None) -> list[str]:
+    """The task's folder (and KOPT_TASK_PATH's), which its sibling imports read; never a whole hidden root
+    (/tmp, a home): a task saved there directly keeps only its own file."""
+    from kopt.harness.containment import HIDDEN
+    from kopt.task import import_dirs
+
+    if not task:
+        return []
+    roots = {*HIDDEN, os.path.expanduser("~"), "/"}
+    return [d for d in import_dirs(Path(task)) if d not in roots and not os.path.expanduser("~").startswith(d + "/")]
 
 
 def _classify_exit(returncode: int | None, stderr_tail: str) -> tuple[str, str]:
