@@ -147,6 +147,9 @@ def reference(x):
     task = load_task(tuples)
     assert task.cases == [[1000], [1], [4097], [33], [64]]  # as the children receive them
     assert validate(tuples, seed=1).ok
+    from kopt.rounds.report import case_label
+
+    assert [case_label(c) for c in task.cases[:2]] == ["[1000]", "[1]"]  # a run report labels them as they read
     few = write(tmp_path, "few.py", body + "CASES = [(1000,), (4097,), (1000,), (4097,), (1000,)]\n")
     with pytest.raises(TaskError, match="CASES has 2 distinct entries; at least 5.*FEW_CASES"):
         load_task(few)

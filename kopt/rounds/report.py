@@ -55,8 +55,9 @@ class Report:
     scale: int  # the log2 half-range shared by every chart, so charts compare at a glance
 
 
-def case_label(case: dict) -> str:
-    return ",".join(f"{k}={v}" for k, v in case.items())
+def case_label(case) -> str:
+    """k=v,... for a size dict; any other case (a tuple of sizes, a name) as it reads."""
+    return ",".join(f"{k}={v}" for k, v in case.items()) if isinstance(case, dict) else str(case)
 
 
 def _x(value: float | None, digits: int = 2) -> str:
