@@ -1,5 +1,10 @@
 """Benchmark: cold `kopt search` and `kopt ask` as a user runs them, a fresh process each time (kopt issue 20).
 
+`ask --kernel` asks about a kernel never asked before each run (a copy of examples/strided_scale.py whose kernel
+differs by a comment, so no compile cache helps): with the compile worker warm (its folder was asked about by the
+untimed first run), as the first call ever (a new folder: the call starts the worker and waits for it; the worker
+is stopped after the run), and with workers off (a cold sandboxed compile).
+
 Times each command N times (default 7) against the index in KOPT_HOME (or --home), the commands taking turns so
 that a change in the machine's load hits them alike, and prints the median, min and max wall time with the load
 average (1 min) seen around the runs. With --before REV the same commands also run from that git revision's
@@ -16,6 +21,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -30,18 +36,56 @@ QUESTIONS = ["why is my load not vectorized", "how does the pipeliner choose num
              "how are masks lowered to predicates", "what limits occupancy with many registers"]
 WARM_UP = "software pipelining of loads on hopper"  # a question no timed run asks (the worker caches embeddings)
 NO_WORKER = {"KOPT_SEARCH_WORKER": "0"}
+KERNEL = ROOT / "examples" / "strided_scale.py"
+KERNEL_LINE = 15  # its strided load
 COMMANDS = {  # name: (arguments before the question, arguments after it, environment added)
     "help": ([], None, {}),  # the floor: the interpreter, click and kopt's CLI module
     "search": (["search"], [], {}),  # the index's search worker answers (the untimed first run started it)
     "search, no worker": (["search"], [], NO_WORKER),  # what the first search of an index costs
     "search sparse, no worker": (["search"], ["--mode", "sparse"], NO_WORKER),
     "ask": (["ask"], ["--offline"], {}),
+    "ask --kernel, worker warm": (["ask"], ["--offline", "--kernel", "warm"], {}),
+    "ask --kernel, first call": (["ask"], ["--offline", "--kernel", "first"], {}),
+    "ask --kernel, no worker": (["ask"], ["--offline", "--kernel", "off"], {"KOPT_COMPILE_WORKER": "0"}),
 }
+_variants = iter(range(1 << 30))
 
 
-def command(name: str, question: str) -> tuple[list[str], dict]:
+def command(name: str, question: str, cwd: Path) -> tuple[list[str], dict]:
     before, after, extra = COMMANDS[name]
-    return (["--help"] if after is None else [*before, question, *after]), extra
+    if after is None:
+        return ["--help"], extra
+    if "--kernel" in after:
+        after = [*after[:-1], f"{new_kernel(cwd, after[-1])}:{KERNEL_LINE}"]
+    return [*before, question, *after], extra
+
+
+def new_kernel(cwd: Path, kind: str) -> Path:
+    """A task file no run has compiled: the example with a comment at the end of its kernel's body; in a folder of
+    its own for a first call, else in the folder of its kind."""
+    n = next(_variants)
+    folder = cwd / "kernels" / (f"{kind}-{n}" if kind == "first" else kind)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = KERNEL.read_text()
+    store = "    tl.store(out_ptr + row * stride_out + cols, x * s, mask=mask)\n"
+    assert store in source, "the example changed: update new_kernel"
+    path = folder / f"variant_{n}.py"
+    path.write_text(source.replace(store, store + f"    # variant {n}\n"))
+    return path
+
+
+def stop_compile_workers(cwd: Path) -> None:
+    """End the compile workers this benchmark started (their supervisors name the folders under `cwd`)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "kopt.harness.compile_worker" in argv and "supervise" in argv and any(a.startswith(str(cwd)) for a in argv):
+            try:
+                os.kill(int(cmdline.parent.name), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 def sources_of(rev: str, into: Path) -> Path:
@@ -87,14 +131,19 @@ def main() -> None:
         loads: list[float] = []
         for variant, venv in variants.items():  # a first, untimed run each: the disk cache holds what they read
             for name in COMMANDS:
-                cmd, extra = command(name, WARM_UP)
+                cmd, extra = command(name, WARM_UP, cwd)
                 time_once(cmd, {**venv, **extra}, cwd)
+                if name.endswith("first call"):
+                    stop_compile_workers(cwd / "kernels")
         for i in range(args.runs):  # every run asks another question: the worker embeds each one afresh
             for name in COMMANDS:
-                cmd, extra = command(name, QUESTIONS[i % len(QUESTIONS)])
                 for variant, venv in variants.items():
+                    cmd, extra = command(name, QUESTIONS[i % len(QUESTIONS)], cwd)
                     loads.append(os.getloadavg()[0])
                     times[variant][name].append(time_once(cmd, {**venv, **extra}, cwd))
+                    if name.endswith("first call"):
+                        stop_compile_workers(cwd / "kernels")
+        stop_compile_workers(cwd)
     report = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": args.runs, "before": args.before,
               "load_1min": {"min": min(loads), "median": statistics.median(loads), "max": max(loads)},

@@ -116,6 +116,7 @@ def supervise(cache: str, folders: list[str], idle: float = IDLE_SECONDS) -> Non
     sock.listen(64)
     sock.settimeout(idle)
     _subreaper()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through `finally`: the worker goes too
     worker: _Worker | None = None
     try:
         while all(os.path.isdir(f) for f in folders):
