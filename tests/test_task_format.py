@@ -193,3 +193,16 @@ def test_a_task_imports_its_siblings_and_its_own_code_is_its_baseline(tmp_path):
     adds.write_text(task.read_text().replace("return x * 2", "return x * 2\n\n\ndef helper(x):\n    return x.exp()"))
     result = validate(task, adds, seed=2)
     assert not result.ok and result.reason == "cheat" and "exp" in result.message
+
+
+def test_the_int32_proof_bounds_cases_of_any_shape():
+    from kopt.rewrite.cst import NotApplicable
+    from kopt.rewrite.recipes import Context, propose
+
+    source = HEAD.replace("offs = tl.program_id(0) * BLOCK", "offs = tl.program_id(0).to(tl.int64) * BLOCK")
+    narrowed = propose("int32_indexing", source, Context(cases=[[4096, 4096], {"shape": (8, 1024, 64)}]))
+    assert "tl.int64" not in narrowed.variants[0].source and "16,777,216" in narrowed.summary
+    with pytest.raises(NotApplicable, match="sizes multiply to 4,294,967,296"):
+        propose("int32_indexing", source, Context(cases=[[4096, 4096], [65536, 65536]]))
+    with pytest.raises(NotApplicable, match="holds no integer sizes"):
+        propose("int32_indexing", source, Context(cases=[[4096], "llama-7b"]))

@@ -614,9 +614,22 @@ def _uses_vector(kernel: cst.FunctionDef, call: cst.Call) -> bool:
     return bool(names_in(call.args[0].value) & vector) if call.args else False
 
 
+def _sizes(case: Any) -> list[int]:
+    """The positive integers anywhere in a case: a size dict's values, a tuple's items, nested lists."""
+    if isinstance(case, bool):
+        return []
+    if isinstance(case, int):
+        return [case] if case > 0 else []
+    values = case.values() if isinstance(case, dict) else case if isinstance(case, (list, tuple)) else []
+    return [n for v in values for n in _sizes(v)]
+
+
 def int32_indexing(src: Source, ctx: Context) -> Proposal:
-    """Drop `.to(tl.int64)` on offsets when no case can reach 2**31 elements."""
-    biggest = max((math.prod(v for v in c.values() if isinstance(v, int) and v > 0) for c in ctx.cases), default=None)
+    """Drop `.to(tl.int64)` on offsets when no case can reach 2**31 elements (the product of every size in a case
+    bounds its element count, whatever shape the case has)."""
+    if any(not _sizes(c) for c in ctx.cases):
+        raise NotApplicable("a case holds no integer sizes (a name?), so nothing bounds the offsets")
+    biggest = max((math.prod(_sizes(c)) for c in ctx.cases), default=None)
     if biggest is None:
         raise NotApplicable("no cases to bound the offsets with")
     if biggest >= 2 ** 31:
