@@ -61,9 +61,9 @@ def _worker_pid() -> int | None:
     return None
 
 
-def _ask(path: Path, timeout_s: float = 120) -> dict | None:
+def _ask(path: Path, timeout_s: float = 120, cache: Path | None = None) -> dict | None:
     kw = {"case": None, "target": "sm_90", "trajectory": False, "stages": ["ptx"],
-          "cache_dir": str(path.parent.parent / "cache")}
+          "cache_dir": str(cache or path.parent.parent / "cache")}
     return compile_outcome(path, None, timeout_s, kw)
 
 
@@ -158,6 +158,20 @@ def test_a_task_sees_no_secret_of_the_caller(folder):
     assert seen[:2] == ["None", "True"], outcome  # the environment is scrubbed, HOME is a scratch folder
     if containment.mode() == "bubblewrap":
         assert seen[2] == "FileNotFoundError"  # the home is hidden (other modes do not confine files: documented)
+
+
+def test_a_task_saved_directly_in_tmp_does_not_open_tmp_to_the_worker(folder):
+    if containment.mode() != "bubblewrap":
+        pytest.skip("only bubblewrap confines the filesystem (documented)")
+    task, secret = Path(f"/tmp/{MARKER}.py"), Path(f"/tmp/{MARKER}-secret")
+    secret.write_text(SECRET)
+    task.write_text(f"import os\nraise RuntimeError('SEEN ' + str(os.path.exists({str(secret)!r})))\n")
+    try:
+        outcome = _ask(task, cache=folder.parent / "cache")
+    finally:
+        task.unlink()
+        secret.unlink()
+    assert outcome["message"].endswith("SEEN False"), outcome  # its own file only, as in the cold sandbox
 
 
 def test_a_task_that_kills_the_worker_costs_one_request_and_kopt_compiles_cold(folder):

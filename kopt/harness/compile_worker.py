@@ -5,9 +5,9 @@ A sandboxed compile spends ~2 s importing torch and Triton and ~1.5 s on the fir
 
 - **the client** (`compile_outcome`, in kopt) sends one request over an abstract Unix socket and reads the
   outcome; when no worker answers it starts one and waits for it (nothing is compiled twice).
-- **the supervisor** (`python -m kopt.harness.compile_worker supervise DIR...`, detached, trusted: it never imports
+- **the supervisor** (`python -m kopt.harness.compile_worker supervise CACHE PATH...`, detached, trusted: it never imports
   torch, Triton or a task) listens on the socket, runs the worker through containment.run (the same namespaces,
-  scrubbed environment, rlimits and cgroup as every sandboxed call; only DIRs readable, the compile cache
+  scrubbed environment, rlimits and cgroup as every sandboxed call; only PATHs readable, the compile cache
   writable), gives each request a time limit, and kills and restarts the worker when it misses one or dies.
   It leaves after IDLE_SECONDS without a request.
 - **the worker** (`... work`, contained) imports torch and Triton and compiles a kernel of its own once, then
@@ -16,8 +16,9 @@ A sandboxed compile spends ~2 s importing torch and Triton and ~1.5 s on the fir
   sandbox does), writes its outcome to a file and exits; then everything it started is killed (the worker is
   a child subreaper, so grandchildren that start new sessions are still its descendants).
 
-A worker serves the folders it was started for: the socket's name carries them, the compile cache, kopt's
-sources and the interpreter, so changed code never answers through an old worker. Each end of the socket
+A worker serves the paths it was started for (the task's file and folders, as the cold sandbox sees them: never a
+whole /tmp or home): the socket's name carries them, the compile cache, the environment the sandbox passes on,
+the sources of what runs in the worker and the interpreter, so changed code never answers through an old worker. Each end of the socket
 checks the other's uid. KOPT_COMPILE_WORKER=0 turns workers off (the caller compiles cold, in a sandbox).
 """
 
@@ -55,15 +56,18 @@ def compile_outcome(task_path: Path, candidate_path: Path | None, timeout_s: flo
     caller should compile cold: workers off, none could start, or the worker itself failed."""
     if os.environ.get("KOPT_COMPILE_WORKER") == "0":
         return None
+    from kopt.harness.sandbox import _sibling_dirs
+
     task = Path(task_path).resolve()
     candidate = Path(candidate_path).resolve() if candidate_path else None
-    folders = sorted({str(p.parent) for p in (task, candidate) if p})
+    folders = _sibling_dirs(str(task))  # what the cold sandbox sees; one worker serves every task in them
+    readable = sorted({*folders, *(str(p) for p in (task, candidate) if p and not any(p.is_relative_to(f) for f in folders))})
     cache = str(kw["cache_dir"])
-    name = address(folders, cache)
+    name = address(readable, cache)
     request = json.dumps({"task": str(task), "candidate": str(candidate) if candidate else None, "kw": kw,
                           "timeout_s": timeout_s}).encode() + b"\n"
     try:
-        with _connect(name, folders, cache) as sock:
+        with _connect(name, readable, cache) as sock:
             sock.settimeout(timeout_s + GRACE_SECONDS + START_SECONDS)
             sock.sendall(request)
             reply = json.loads(_read_all(sock))
@@ -72,16 +76,20 @@ def compile_outcome(task_path: Path, candidate_path: Path | None, timeout_s: flo
     return reply if isinstance(reply, dict) and "ok" in reply else None
 
 
-def address(folders: list[str], cache: str) -> bytes:
-    """The abstract socket name of the worker for these folders, this cache, these kopt sources, this Python."""
-    import kopt
+def address(readable: list[str], cache: str) -> bytes:
+    """The abstract socket name of the worker for these paths, this cache, the environment the sandbox passes on,
+    the sources of what runs in the worker, this Python."""
+    from kopt.harness.containment import scrub_env
 
-    stamp = max(p.stat().st_mtime_ns for p in Path(kopt.__file__).parent.rglob("*.py"))
-    key = json.dumps([folders, cache, stamp, sys.executable, os.getuid()])
+    here = Path(__file__).parent
+    sources = [*here.glob("*.py"), *(here.parent / name for name in ("__init__.py", "task.py", "errors.py", "config.py"))]
+    stamp = max(p.stat().st_mtime_ns for p in sources)
+    env = sorted(scrub_env(dict(os.environ), "").items())
+    key = json.dumps([readable, cache, env, stamp, sys.executable, os.getuid()])
     return b"\0kopt-compile-" + hashlib.sha256(key.encode()).hexdigest()[:24].encode()
 
 
-def _connect(name: bytes, folders: list[str], cache: str) -> socket.socket:
+def _connect(name: bytes, readable: list[str], cache: str) -> socket.socket:
     """A connection to the worker's supervisor, started first when none listens."""
     started = False
     deadline = time.monotonic() + CONNECT_SECONDS
@@ -97,7 +105,7 @@ def _connect(name: bytes, folders: list[str], cache: str) -> socket.socket:
             if time.monotonic() > deadline:
                 raise
             if not started:
-                subprocess.Popen([sys.executable, "-m", "kopt.harness.compile_worker", "supervise", cache, *folders],
+                subprocess.Popen([sys.executable, "-m", "kopt.harness.compile_worker", "supervise", cache, *readable],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True, close_fds=True, cwd="/")
                 started = True
@@ -106,12 +114,12 @@ def _connect(name: bytes, folders: list[str], cache: str) -> socket.socket:
 
 # --- supervisor -----------------------------------------------------------------------------------------
 
-def supervise(cache: str, folders: list[str], idle: float = IDLE_SECONDS) -> None:
-    """Answer requests one at a time until idle for `idle` seconds or a folder is gone."""
+def supervise(cache: str, readable: list[str], idle: float = IDLE_SECONDS) -> None:
+    """Answer requests one at a time until idle for `idle` seconds or a readable path is gone."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.bind(address(folders, cache))
-    except OSError:  # another supervisor serves these folders
+        sock.bind(address(readable, cache))
+    except OSError:  # another supervisor serves these paths
         return
     sock.listen(64)
     sock.settimeout(idle)
@@ -119,7 +127,7 @@ def supervise(cache: str, folders: list[str], idle: float = IDLE_SECONDS) -> Non
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through `finally`: the worker goes too
     worker: _Worker | None = None
     try:
-        while all(os.path.isdir(f) for f in folders):
+        while all(os.path.exists(p) for p in readable):
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
@@ -133,7 +141,7 @@ def supervise(cache: str, folders: list[str], idle: float = IDLE_SECONDS) -> Non
                 except (OSError, ValueError):
                     continue
                 if worker is None or not worker.alive():
-                    worker = _Worker(cache, folders)
+                    worker = _Worker(cache, readable)
                 reply = worker.ask(request)
                 if reply is None:  # it missed its deadline or died: a fresh one for the next request
                     worker.stop()
@@ -153,19 +161,19 @@ def supervise(cache: str, folders: list[str], idle: float = IDLE_SECONDS) -> Non
 class _Worker:
     """The contained worker as the supervisor sees it: two pipes and the thread that holds containment.run."""
 
-    def __init__(self, cache: str, folders: list[str]) -> None:
+    def __init__(self, cache: str, readable: list[str]) -> None:
         from kopt.harness.containment import Files, run
 
         self.fresh = True
         to_worker, self.requests = os.pipe()
         self.replies, from_worker = os.pipe()
         self.log = tempfile.TemporaryFile()
-        files = Files(readable=tuple(folders), writable=(cache,))
+        files = Files(readable=tuple(readable), writable=(cache,))
         cmd = [sys.executable, "-m", "kopt.harness.compile_worker", "work", str(to_worker), str(from_worker)]
 
         def hold() -> None:
             try:
-                run(cmd, LIFETIME_SECONDS, files=files, stdout=self.log, stderr=self.log, cwd=folders[0],
+                run(cmd, LIFETIME_SECONDS, files=files, stdout=self.log, stderr=self.log, cwd="/",
                     pass_fds=(to_worker, from_worker))
             except Exception:  # its time limit, or it could not start: requests see it is gone
                 pass
@@ -277,7 +285,7 @@ def _child(request: dict[str, Any], pipes: tuple[int, int], tmp: Path, timeout: 
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         os.environ.update(HOME=str(tmp), TMPDIR=str(tmp))
         tempfile.tempdir = None
-        os.chdir(Path(request["task"]).parent)
+        os.chdir(Path(request["task"]).parent)  # visible: a sibling folder, or the hidden root holding the file
         from kopt.harness.worker import handle
 
         outcome = handle({"op": "compile", "task": request["task"], "candidate": request.get("candidate"),
