@@ -168,11 +168,6 @@ class Optimizer:
         self.work.mkdir(parents=True, exist_ok=True)
         self.llm: Any = None
         self.grounding = run.options.get("grounding", "full")
-        # the working copies under .kopt/work import the task's sibling modules as the task does
-        from kopt.task import TASK_PATH_ENV
-
-        dirs = [str(Path(task_path).resolve().parent), *os.environ.get(TASK_PATH_ENV, "").split(os.pathsep)]
-        os.environ[TASK_PATH_ENV] = os.pathsep.join(dict.fromkeys(d for d in dirs if d))
         self.proposal: Any = None  # the recipe Proposal behind the current candidate (None for the LLM)
         self._task: Any = None
 
@@ -191,6 +186,12 @@ class Optimizer:
     # --- the loop ------------------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
+        from kopt.task import task_import_path
+
+        with task_import_path(self.task_path):  # the copies under .kopt/work import the task's siblings too
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         opts = self.run_row.options
         started = time.monotonic()
         spent_before = sum(r.seconds for r in self.store.rounds(self.run_row.run_id))

@@ -5,6 +5,7 @@ and `CASES` (see DESIGN.md), or a KernelBench-style module (`Model`, `get_inputs
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import inspect
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from kopt.errors import TaskError
 
@@ -108,6 +109,20 @@ def task_workspace(path: str | Path) -> Path:
         if (candidate / "kopt.toml").is_file() or (candidate / ".git").exists():
             return candidate
     return folder
+
+
+@contextlib.contextmanager
+def task_import_path(task_path: str | Path) -> Iterator[None]:
+    """KOPT_TASK_PATH holds the task's folder while the block runs (for this process and its children)."""
+    saved = os.environ.get(TASK_PATH_ENV)
+    os.environ[TASK_PATH_ENV] = os.pathsep.join(filter(None, [str(Path(task_path).resolve().parent), saved]))
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(TASK_PATH_ENV, None)
+        else:
+            os.environ[TASK_PATH_ENV] = saved
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -10,7 +10,7 @@ import torch
 
 from kopt.errors import KoptError, TaskError
 from kopt.harness.bench import bench, final_check_plan
-from kopt.task import TASK_PATH_ENV, load_task, task_workspace
+from kopt.task import TASK_PATH_ENV, load_task, task_import_path, task_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTOR_ADD = ROOT / "tests" / "redteam" / "tasks" / "vector_add.py"
@@ -40,15 +40,16 @@ def test_optimize_keeps_its_store_in_the_tasks_workspace_and_reports_the_initial
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv(TASK_PATH_ENV, raising=False)
     summary = optimize(task, minutes=1e-9, proposer="recipes")  # validates the initial kernel, then stops
     assert (work / ".kopt" / "rounds.sqlite").is_file() and not (elsewhere / ".kopt").exists()
     assert summary["stop_reason"].startswith("time budget spent")
     assert [c["case"] for c in summary["initial"]] == load_task(task).cases
     assert all("ms" in c for c in summary["initial"])  # the initial times (None: no GPU here)
-    assert str(task.parent) in os.environ[TASK_PATH_ENV].split(os.pathsep)
+    assert TASK_PATH_ENV not in os.environ  # set only while the run's rounds ran
 
 
-def test_a_working_copy_elsewhere_imports_the_tasks_siblings_through_kopt_task_path(tmp_path, monkeypatch):
+def test_a_working_copy_elsewhere_imports_the_tasks_siblings_while_a_run_holds_its_path(tmp_path, monkeypatch):
     home = tmp_path / "task_home"
     (home / "siblingpkg_ws").mkdir(parents=True)
     (home / "siblingpkg_ws" / "__init__.py").write_text("SCALE = 2.0\n")
@@ -59,8 +60,9 @@ def test_a_working_copy_elsewhere_imports_the_tasks_siblings_through_kopt_task_p
     monkeypatch.delenv(TASK_PATH_ENV, raising=False)
     with pytest.raises(TaskError, match="No module named 'siblingpkg_ws'"):
         load_task(copy)
-    monkeypatch.setenv(TASK_PATH_ENV, str(home))
-    assert load_task(copy).module.SCALE == 2.0
+    with task_import_path(home / "task.py"):  # what the optimizer wraps its rounds in
+        assert load_task(copy).module.SCALE == 2.0
+    assert TASK_PATH_ENV not in os.environ
 
 
 def test_held_out_shapes_are_planned_for_timing():
