@@ -31,7 +31,8 @@ def supported(model_dir: Path) -> bool:
         return False
     return (config.get("model_type") == "bert" and config.get("position_embedding_type", "absolute") == "absolute"
             and config.get("hidden_act") == "gelu"
-            and pooling.get("pooling_mode_mean_tokens") and not pooling.get("pooling_mode_cls_token")
+            and (pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode") == "mean")  # old and new ST configs
+            and not pooling.get("pooling_mode_cls_token")
             and modules[-1].endswith("Normalize") and (model_dir / "tokenizer.json").is_file()
             and (model_dir / "model.safetensors").is_file())
 
@@ -58,7 +59,12 @@ def _load(model_dir: Path):
     config = json.loads((model_dir / "config.json").read_text())
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tokenizer.no_padding()
-    return config, tokenizer, read_safetensors(model_dir / "model.safetensors")
+    tokenizer.no_truncation()  # encode_query truncates as sentence-transformers does; a saved tokenizer may carry its own
+    weights = read_safetensors(model_dir / "model.safetensors")
+    # fp16 weights (kopt's trained models) are computed in float32; the vocabulary stays mapped, its rows upcast per query
+    weights = {k: v if v.dtype != np.float16 or k == "embeddings.word_embeddings.weight" else v.astype(np.float32)
+               for k, v in weights.items()}
+    return config, tokenizer, weights
 
 
 def encode_query(model_dir: Path, text: str, max_tokens: int) -> list[float]:
@@ -95,7 +101,7 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 def _forward(w: dict[str, np.ndarray], ids: np.ndarray, config: dict) -> np.ndarray:
     n, heads, eps = len(ids), config["num_attention_heads"], config["layer_norm_eps"]
-    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+    x = (w["embeddings.word_embeddings.weight"][ids].astype(np.float32) + w["embeddings.position_embeddings.weight"][:n]
          + w["embeddings.token_type_embeddings.weight"][0])
     x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
     for i in range(config["num_hidden_layers"]):

