@@ -64,7 +64,7 @@ def new_kernel(cwd: Path, kind: str) -> Path:
     """A task file no run has compiled: the example with a comment at the end of its kernel's body; in a folder of
     its own for a first call, else in the folder of its kind."""
     n = next(_variants)
-    folder = cwd / "kernels" / (f"{kind}-{n}" if kind == "first" else kind)
+    folder = cwd / "kernels" / kind / (str(n) if kind == "first" else "")
     folder.mkdir(parents=True, exist_ok=True)
     source = KERNEL.read_text()
     store = "    tl.store(out_ptr + row * stride_out + cols, x * s, mask=mask)\n"
@@ -74,14 +74,14 @@ def new_kernel(cwd: Path, kind: str) -> Path:
     return path
 
 
-def stop_compile_workers(cwd: Path) -> None:
-    """End the compile workers this benchmark started (their supervisors name the folders under `cwd`)."""
+def stop_compile_workers(under: Path) -> None:
+    """End the compile workers this benchmark started for folders in `under` (their supervisors name them)."""
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             argv = cmdline.read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if "kopt.harness.compile_worker" in argv and "supervise" in argv and any(a.startswith(str(cwd)) for a in argv):
+        if "kopt.harness.compile_worker" in argv and "supervise" in argv and any(a.startswith(f"{under}/") for a in argv):
             try:
                 os.kill(int(cmdline.parent.name), signal.SIGTERM)
             except ProcessLookupError:
@@ -134,7 +134,7 @@ def main() -> None:
                 cmd, extra = command(name, WARM_UP, cwd)
                 time_once(cmd, {**venv, **extra}, cwd)
                 if name.endswith("first call"):
-                    stop_compile_workers(cwd / "kernels")
+                    stop_compile_workers(cwd / "kernels" / "first")
         for i in range(args.runs):  # every run asks another question: the worker embeds each one afresh
             for name in COMMANDS:
                 for variant, venv in variants.items():
@@ -142,7 +142,7 @@ def main() -> None:
                     loads.append(os.getloadavg()[0])
                     times[variant][name].append(time_once(cmd, {**venv, **extra}, cwd))
                     if name.endswith("first call"):
-                        stop_compile_workers(cwd / "kernels")
+                        stop_compile_workers(cwd / "kernels" / "first")
         stop_compile_workers(cwd)
     report = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": args.runs, "before": args.before,

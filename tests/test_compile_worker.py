@@ -4,6 +4,8 @@ never the worker, and leaves nothing behind; kopt compiles cold when the worker 
 import json
 import os
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 import uuid
@@ -194,3 +196,17 @@ def test_kopt_compiles_cold_when_workers_are_off_or_the_worker_is_gone(folder, m
     assert _marked() == []
     outcome = _good(folder)
     assert json.dumps(outcome["result"]).count("add_kernel") >= 1 and _worker_pid() is not None
+
+
+def test_the_workers_address_covers_every_kopt_module_it_runs(tmp_path):
+    """A changed module must never answer through a worker started before the change."""
+    from kopt.harness.compile_worker import WORKER_SOURCES
+
+    code = ("import json, sys\nfrom kopt.harness.compile_worker import _warm_up\nfrom kopt.harness.worker import handle\n"
+            f"_warm_up()\nhandle({{'op': 'compile', 'task': {str(ROOT / 'examples' / 'strided_scale.py')!r}, "
+            "'kw': {'target': 'sm_90', 'stages': ['ptx'], 'cache_dir': None}})\n"
+            "print(json.dumps([m.__file__ for m in list(sys.modules.values()) if getattr(m, '__file__', None)]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    package = str(ROOT / "kopt") + "/"
+    loaded = {f[len(package):] for f in json.loads(done.stdout.strip().splitlines()[-1]) if f.startswith(package)}
+    assert "harness/compile.py" in loaded and loaded <= set(WORKER_SOURCES), loaded - set(WORKER_SOURCES)

@@ -47,6 +47,9 @@ CONNECT_SECONDS = 5.0  # how long a client waits for a supervisor it started to 
 GRACE_SECONDS = 10.0  # a request's child has its time limit; the worker this much more to answer
 LIFETIME_SECONDS = 4 * 3600.0  # containment's limit on the worker process (it leaves with its supervisor)
 _PR_SET_CHILD_SUBREAPER = 36
+WORKER_SOURCES = ("__init__.py", "errors.py", "config.py", "task.py", "harness/__init__.py", "harness/compiled.py",
+                  "harness/compile.py", "harness/compile_worker.py", "harness/containment.py", "harness/sandbox.py",
+                  "harness/worker.py")  # what the worker and its children load of kopt: its address changes with them
 
 
 # --- client ---------------------------------------------------------------------------------------------
@@ -81,9 +84,8 @@ def address(readable: list[str], cache: str) -> bytes:
     the sources of what runs in the worker, this Python."""
     from kopt.harness.containment import scrub_env
 
-    here = Path(__file__).parent
-    sources = [*here.glob("*.py"), *(here.parent / name for name in ("__init__.py", "task.py", "errors.py", "config.py"))]
-    stamp = max(p.stat().st_mtime_ns for p in sources)
+    kopt = Path(__file__).parents[1]
+    stamp = max((kopt / name).stat().st_mtime_ns for name in WORKER_SOURCES)
     env = sorted(scrub_env(dict(os.environ), "").items())
     key = json.dumps([readable, cache, env, stamp, sys.executable, os.getuid()])
     return b"\0kopt-compile-" + hashlib.sha256(key.encode()).hexdigest()[:24].encode()
