@@ -25,6 +25,7 @@ checks the other's uid. KOPT_COMPILE_WORKER=0 turns workers off (the caller comp
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import os
@@ -73,10 +74,21 @@ def compile_outcome(task_path: Path, candidate_path: Path | None, timeout_s: flo
         with _connect(name, readable, cache) as sock:
             sock.settimeout(timeout_s + GRACE_SECONDS + START_SECONDS)
             sock.sendall(request)
-            reply = json.loads(_read_all(sock))
+            weaker, _, outcome = _read_all(sock).partition(b"\n")
+            weaker, reply = json.loads(weaker), json.loads(outcome)
     except (OSError, ValueError):
         return None
-    return reply if isinstance(reply, dict) and "ok" in reply else None
+    if not isinstance(reply, dict) or "ok" not in reply:
+        return None
+    if weaker:
+        _say(weaker)
+    return reply
+
+
+@functools.cache
+def _say(sandbox: str) -> None:
+    """Once per process, as a cold compile does: the containment in force is weaker than bubblewrap."""
+    print(f"kopt: {sandbox}", file=sys.stderr)
 
 
 def address(readable: list[str], cache: str) -> bytes:
@@ -125,6 +137,9 @@ def supervise(cache: str, readable: list[str], idle: float = IDLE_SECONDS) -> No
         return
     sock.listen(64)
     sock.settimeout(idle)
+    from kopt.harness.containment import describe, mode
+
+    weaker = json.dumps(describe() if mode() != "bubblewrap" else None).encode() + b"\n"  # first line of each reply
     _subreaper()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through `finally`: the worker goes too
     worker: _Worker | None = None
@@ -151,7 +166,7 @@ def supervise(cache: str, readable: list[str], idle: float = IDLE_SECONDS) -> No
                     reply = b'{"worker_failed": true}'
                 conn.settimeout(None)
                 try:
-                    conn.sendall(reply)  # as the child wrote it: megabytes of IR are not parsed on the way
+                    conn.sendall(weaker + reply)  # the outcome as the child wrote it: megabytes of IR are not parsed on the way
                 except OSError:  # the client gave up waiting
                     pass
     finally:
