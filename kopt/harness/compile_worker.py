@@ -5,10 +5,10 @@ A sandboxed compile spends ~2 s importing torch and Triton and ~1.5 s on the fir
 
 - **the client** (`compile_outcome`, in kopt) sends one request over an abstract Unix socket and reads the
   outcome; when no worker answers it starts one and waits for it (nothing is compiled twice).
-- **the supervisor** (`python -m kopt.harness.compile_worker supervise CACHE PATH...`, detached, trusted: it never imports
-  torch, Triton or a task) listens on the socket, runs the worker through containment.run (the same namespaces,
-  scrubbed environment, rlimits and cgroup as every sandboxed call; only PATHs readable, the compile cache
-  writable), gives each request a time limit, and kills and restarts the worker when it misses one or dies.
+- **the supervisor** (`python -m kopt.harness.compile_worker supervise CACHE PATH...`, detached, trusted: it
+  never imports torch, Triton or a task) listens on the socket, runs the worker through containment.run (the
+  same namespaces, scrubbed environment, rlimits and cgroup as every sandboxed call; only PATHs readable, the
+  compile cache writable), gives each request a time limit, and kills and restarts the worker when it misses one or dies.
   It leaves after IDLE_SECONDS without a request.
 - **the worker** (`... work`, contained) imports torch and Triton and compiles a kernel of its own once, then
   forks a child per request (a forkserver: it never imports a task itself). The child closes the worker's
@@ -16,10 +16,11 @@ A sandboxed compile spends ~2 s importing torch and Triton and ~1.5 s on the fir
   sandbox does), writes its outcome to a file and exits; then everything it started is killed (the worker is
   a child subreaper, so grandchildren that start new sessions are still its descendants).
 
-A worker serves the paths it was started for (the task's file and folders, as the cold sandbox sees them: never a
-whole /tmp or home): the socket's name carries them, the compile cache, the environment the sandbox passes on,
-the sources of what runs in the worker and the interpreter, so changed code never answers through an old worker. Each end of the socket
-checks the other's uid. KOPT_COMPILE_WORKER=0 turns workers off (the caller compiles cold, in a sandbox).
+A worker serves the paths it was started for (the task's file and folders, as the cold sandbox sees them: never
+a whole /tmp or home). The socket's name carries them, the compile cache, the environment the sandbox passes on,
+the sources of what runs in the worker and the interpreter, so changed code never answers through an old worker.
+Each end of the socket checks the other's uid. KOPT_COMPILE_WORKER=0 turns workers off (the caller compiles cold,
+in a sandbox).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from typing import Any
 
 IDLE_SECONDS = 120.0
 START_SECONDS = 120.0  # the worker's start-up (torch, Triton, the warm-up compile) on a loaded 2-core box
-CONNECT_SECONDS = 5.0  # how long a client waits for a supervisor it started to listen
+CONNECT_SECONDS = 10.0  # how long a client waits for a supervisor it started to listen
 GRACE_SECONDS = 10.0  # a request's child has its time limit; the worker this much more to answer
 LIFETIME_SECONDS = 4 * 3600.0  # containment's limit on the worker process (it leaves with its supervisor)
 _PR_SET_CHILD_SUBREAPER = 36
@@ -65,7 +66,8 @@ def compile_outcome(task_path: Path, candidate_path: Path | None, timeout_s: flo
     task = Path(task_path).resolve()
     candidate = Path(candidate_path).resolve() if candidate_path else None
     folders = _sibling_dirs(str(task))  # what the cold sandbox sees; one worker serves every task in them
-    readable = sorted({*folders, *(str(p) for p in (task, candidate) if p and not any(p.is_relative_to(f) for f in folders))})
+    files = [str(p) for p in (task, candidate) if p and not any(p.is_relative_to(f) for f in folders)]
+    readable = sorted({*folders, *files})
     cache = str(kw["cache_dir"])
     name = address(readable, cache)
     request = json.dumps({"task": str(task), "candidate": str(candidate) if candidate else None, "kw": kw,
@@ -166,7 +168,7 @@ def supervise(cache: str, readable: list[str], idle: float = IDLE_SECONDS) -> No
                     reply = b'{"worker_failed": true}'
                 conn.settimeout(None)
                 try:
-                    conn.sendall(weaker + reply)  # the outcome as the child wrote it: megabytes of IR are not parsed on the way
+                    conn.sendall(weaker + reply)  # the outcome as the child wrote it: its MBs of IR are not parsed
                 except OSError:  # the client gave up waiting
                     pass
     finally:
