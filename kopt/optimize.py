@@ -220,7 +220,7 @@ class Optimizer:
                 "options": self.run_row.options, "timing": self.run_row.timing,
                 "initial": initial_cases(self.run_row), "rounds": [r.to_dict() for r in rounds],
                 "best_round": best.n if best else None, "speedup": best.speedup_initial if best else None,
-                "out": str(written) if written else None}
+                "out": str(written) if written else None, "workspace": str(self.store.root.parent)}
 
     def waiting(self, wait: ExchangeWaiting) -> dict[str, Any]:
         """The round's request has no reply yet: nothing is spent; the run stops `waiting` until --resume."""

@@ -43,7 +43,7 @@ def test_optimize_keeps_its_store_in_the_tasks_workspace_and_reports_the_initial
     monkeypatch.delenv(TASK_PATH_ENV, raising=False)
     summary = optimize(task, minutes=1e-9, proposer="recipes")  # validates the initial kernel, then stops
     assert (work / ".kopt" / "rounds.sqlite").is_file() and not (elsewhere / ".kopt").exists()
-    assert summary["stop_reason"].startswith("time budget spent")
+    assert summary["stop_reason"].startswith("time budget spent") and summary["workspace"] == str(work)
     assert [c["case"] for c in summary["initial"]] == load_task(task).cases
     assert all("ms" in c for c in summary["initial"])  # the initial times (None: no GPU here)
     assert TASK_PATH_ENV not in os.environ  # set only while the run's rounds ran

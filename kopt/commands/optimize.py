@@ -111,11 +111,12 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
         emit_json(summary)
         return
     console.line()
+    here = "" if Path(summary["workspace"]) == Path.cwd().resolve() else f"cd {summary['workspace']} && "  # its .kopt/
     if summary["status"] == "waiting":
         console.print(f"[bold]waiting[/]: {len(summary['waiting'])} LLM request(s) wait for a reply:")
         for w in summary["waiting"]:
             console.print(f"  {w['request']}\n    -> write {w['reply']}", highlight=False)
-        console.print(f"then resume: {summary['resume']}", highlight=False)
+        console.print(f"then resume: {here}{summary['resume']}", highlight=False)
         return
     best = summary["best_round"]
     if best:
@@ -125,4 +126,5 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
         console.print(f"no timed improvement: {summary['timing']['reason']}; nothing written")
     else:
         console.print("no candidate beat the initial kernel; nothing written")
-    console.print(f"report: kopt runs report {summary['run_id']}   resume: kopt optimize --resume {summary['run_id']}")
+    console.print(f"report: {here}kopt runs report {summary['run_id']}   resume: {here}kopt optimize --resume "
+                  f"{summary['run_id']}", highlight=False)
