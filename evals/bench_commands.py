@@ -11,7 +11,7 @@ average (1 min) seen around the runs. With --before REV the same commands also r
 sources, turn about with the current ones, for a before/after under the same load. Not a test: numbers vary with
 the machine's load.
 
-    .venv/bin/python evals/bench_commands.py [--runs 7] [--home DIR] [--before REV] [--json]
+    .venv/bin/python evals/bench_commands.py [--runs 7] [--home DIR] [--before REV] [--only NAME]... [--json]
 """
 
 from __future__ import annotations
@@ -116,8 +116,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--home", type=Path, help="KOPT_HOME with an index (default: $KOPT_HOME, else ~/.kopt)")
     ap.add_argument("--before", metavar="REV", help="also time the sources of this git revision, turn about")
+    ap.add_argument("--only", metavar="NAME", action="append", help="time only this command (its name as printed; repeat)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    names = args.only or list(COMMANDS)
+    unknown = set(names) - set(COMMANDS)
+    if unknown:
+        sys.exit(f"unknown command(s) {', '.join(sorted(unknown))}; known: {', '.join(COMMANDS)}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HF_HUB_OFFLINE"] = "1"
     if args.home:
@@ -127,16 +132,16 @@ def main() -> None:
         variants = {"now": env}
         if args.before:
             variants = {"before": {**env, "PYTHONPATH": str(sources_of(args.before, cwd / "before"))}, **variants}
-        times: dict[str, dict[str, list[float]]] = {v: {c: [] for c in COMMANDS} for v in variants}
+        times: dict[str, dict[str, list[float]]] = {v: {c: [] for c in names} for v in variants}
         loads: list[float] = []
         for variant, venv in variants.items():  # a first, untimed run each: the disk cache holds what they read
-            for name in COMMANDS:
+            for name in names:
                 cmd, extra = command(name, WARM_UP, cwd)
                 time_once(cmd, {**venv, **extra}, cwd)
                 if name.endswith("first call"):
                     stop_compile_workers(cwd / "kernels" / "first")
         for i in range(args.runs):  # every run asks another question: the worker embeds each one afresh
-            for name in COMMANDS:
+            for name in names:
                 for variant, venv in variants.items():
                     cmd, extra = command(name, QUESTIONS[i % len(QUESTIONS)], cwd)
                     loads.append(os.getloadavg()[0])
@@ -155,7 +160,7 @@ def main() -> None:
     load = report["load_1min"]
     print(f"{report['machine']}, {report['date']}, {args.runs} runs each, "
           f"load {load['min']:.1f}-{load['max']:.1f} (median {load['median']:.1f})")
-    for name in COMMANDS:
+    for name in names:
         row = "  ".join(f"{v} {s[name]['median']:.2f} s ({s[name]['min']:.2f}-{s[name]['max']:.2f})"
                         for v, s in report["seconds"].items())
         print(f"{name:<25} {row}")
