@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kopt.diagnose.findings import FINDING_IDS, Finding
+from kopt.vocabulary import FINDING_IDS, Finding
 from kopt.errors import KoptError
 
 SYSTEM = ("You explain why a Triton kernel (NVIDIA GPU or Ascend NPU) performs as it does. Use ONLY the facts and sources given; cite "
@@ -142,7 +142,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     """Answer from evidence; `llm` None means the structured offline answer. `step` hears the name of each step
     as it starts (the CLI's spinner)."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import _open_index, catalog_patterns
+    from kopt.diagnose.escalate import open_index_or_problem, catalog_patterns
     from kopt.toolchain import target_family
     from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
     from kopt.patterns import load_patterns
@@ -153,7 +153,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     settings = settings or load_settings()
     if index is None:
         step("opening the index")
-        index, problem = _open_index(settings)
+        index, problem = open_index_or_problem(settings)
         if problem:
             answer_note = problem
     answer = Answer(question, str(kernel) if kernel else None, line)

@@ -764,10 +764,10 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         task file; only kernels and their launch may change) that acts on it. The harness validates it on every
         case and the held-out shapes and times it (GPU) before the round is stored: a wrong candidate is
         recorded as incorrect, an untimed one (no GPU) as untimed, and only a measured gain as improved."""
-        from kopt.diagnose.findings import FINDING_IDS
+        from kopt.vocabulary import FINDING_IDS
         from kopt.harness.validate import validate as kopt_validate
         from kopt.optimize import bench_times, judge, speedup, validation_summary
-        from kopt.rewrite.guard import check_candidate
+        from kopt.harness.guard import check_candidate
         from kopt.rounds.store import Round, best_round
 
         cand = ws.path(candidate, what="candidate")

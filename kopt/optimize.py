@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from kopt.diagnose.escalate import SYMPTOMS
-from kopt.diagnose.findings import Finding
+from kopt.vocabulary import Finding
 from kopt.diagnose.l1 import fits, l1_view
 from kopt.errors import KoptError
 from kopt.llm import ExchangeWaiting
@@ -441,7 +441,7 @@ class Optimizer:
         """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best.
         Several variants on a GPU are timed first and validated fastest first, until one passes: only the
         winner needs validating, and it is validated on every case before it can win."""
-        from kopt.rewrite.guard import check_candidate
+        from kopt.harness.guard import check_candidate
 
         proposal = self.proposal
         variants = [(v.label, v.source) for v in proposal.variants] if proposal else [(candidate.label, candidate.source)]

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.errors import KoptError
 
 # pass: one pass of the pipeline; analysis: what passes query; lowering: how one family of ops becomes LLVM/PTX inside

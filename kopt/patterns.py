@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kopt.config import kopt_home
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.errors import KoptError
 
 # Deterministic recipes the optimizer implements (kopt/rewrite/); anything else is guidance-only.

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from html import escape
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import LEVELS
+from kopt.vocabulary import LEVELS
 from kopt.optimize import POLICIES, geomean
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
 from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
 from kopt.errors import KoptError

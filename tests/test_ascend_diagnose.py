@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kopt.diagnose.escalate import catalog_patterns, diagnose, for_target, target_family
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.diagnose.l3_ascend import ascend_facts
 from kopt.diagnose.l4 import escalate_l4
 from kopt.harness.ascend import compile_ascend

@@ -111,7 +111,7 @@ def test_ask_cli_json_and_bad_kernel(settings, tmp_path):
 def test_a_function_chunked_in_parts_is_cited_once():
     """make_launcher is one ~480-line function stored as several chunks: a reader wants it once, the best part."""
     from kopt.ask import _cite
-    from kopt.diagnose.findings import Evidence
+    from kopt.vocabulary import Evidence
 
     def part(lines: str, symbol: str, path: str = "backends/nvidia/driver.py") -> Evidence:
         return Evidence("L4", "compiler_source", f"{symbol} {lines}", {"symbol": symbol, "excerpt": "..."},

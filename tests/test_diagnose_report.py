@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from kopt.diagnose.escalate import Diagnosis, LevelRun
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.diagnose.report import EXCERPT_LINES, SHOWN_FINDINGS, render_diagnosis, shown_path
 
 ROOT = Path(__file__).resolve().parents[1]

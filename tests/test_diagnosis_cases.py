@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.harness.compile import compile_task
 from kopt.task import load_candidate, load_task
 

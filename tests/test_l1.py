@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.diagnose.l1 import SIGNAL_FINDING, detect_signals, triage
 from kopt.errors import KoptError
 from kopt.patterns import SOURCE_SIGNALS, load_patterns

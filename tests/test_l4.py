@@ -1,6 +1,6 @@
 """L4 from the real pass notes: which notes explain a finding, what they say, where they are cited."""
 
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.diagnose.l4 import bullets, compiler_corpus, escalate_l4, mechanism_of, notes_for
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
+from kopt.vocabulary import FINDING_IDS
 from kopt.errors import KoptError
 from kopt.patterns import RECIPES, SOURCE_SIGNALS, load_patterns, pattern_from_dict, save_pattern
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kopt.cli import emit_json, json_option
+from kopt.output import emit_json, json_option
 
 
 @click.command("ask")

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from kopt import __version__
-from kopt.cli import emit_json, json_option
+from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
 
 

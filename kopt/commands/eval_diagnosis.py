@@ -16,7 +16,7 @@ from typing import Any
 import click
 import yaml
 
-from kopt.cli import emit_json, json_option
+from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
 
 MODES = ("L1", "auto")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kopt.cli import emit_json
+from kopt.output import emit_json
 from kopt.errors import KoptError
 
 

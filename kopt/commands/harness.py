@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kopt.cli import console as rich_console, emit_json, json_option
+from kopt.output import console as rich_console, emit_json, json_option
 from kopt.errors import KoptError
 
 STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import Group, emit_json
+from kopt.commands.groups import Group
+from kopt.output import emit_json
 from kopt.config import load_settings
 from kopt.errors import KoptError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kopt.cli import console as rich_console, emit_json
+from kopt.output import console as rich_console, emit_json
 from kopt.errors import KoptError
 
 

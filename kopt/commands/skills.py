@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import Group, emit_json, json_option
+from kopt.commands.groups import Group
+from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kopt.cli import Group, emit_json, json_option
+from kopt.commands.groups import Group
+from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
 from kopt.toolchain import SPECS, add_toolchain, inspect_toolchain, list_toolchains
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import LEVELS, Evidence, Finding
+from kopt.vocabulary import LEVELS, Evidence, Finding
 from kopt.errors import CompileError, KoptError
 from kopt.toolchain import target_family
 
@@ -181,7 +181,8 @@ def gpu_unavailable() -> str | None:
     return None
 
 
-def _open_index(settings: Any) -> tuple[Any, str | None]:
+def open_index_or_problem(settings: Any) -> tuple[Any, str | None]:
+    """The knowledge index, or None and why not: diagnosis (and `kopt ask`) go on without it."""
     try:
         from kopt.index import open_index
 
@@ -403,7 +404,7 @@ def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, ca
     settings = settings or load_settings()
     problem = None
     if index is None:
-        index, problem = _open_index(settings)
+        index, problem = open_index_or_problem(settings)
     run = _Run(path, level, gpu, case, set(failed), settings, index)
     run.index_problem = problem
     if roofline is not None:

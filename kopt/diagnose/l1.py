@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.errors import KoptError
 from kopt.patterns import SOURCE_SIGNALS, Pattern, load_patterns
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.diagnose.ncu import NcuKernel, NcuResult, Rule
 
 BOUND_FRACTION = 0.6  # of a ceiling: that side of the roofline is the bottleneck

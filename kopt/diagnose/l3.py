@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kopt.diagnose import ir_trajectory
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 from kopt.diagnose.ir_loc import SourceLoc
 from kopt.diagnose.ir_ptx import facts_for, ptx_facts, sass_counts, sass_summary
 from kopt.diagnose.ir_ttgir import ELEM_BYTES, Access, Module, Op, analyze_access, parse_module

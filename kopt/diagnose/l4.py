@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kopt.diagnose.findings import FINDING_IDS, Evidence, Finding
+from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 from kopt.errors import KoptError
 from kopt.passnotes import PassNote, load_pass_notes
 

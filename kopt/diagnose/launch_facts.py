@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 
 # SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
 SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}

@@ -20,9 +20,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kopt.diagnose.findings import Finding
+from kopt.vocabulary import Finding
 from kopt.errors import KoptError
-from kopt.rewrite.guard import PROTECTED, check_candidate
+from kopt.harness.guard import PROTECTED, check_candidate
 
 ATTEMPTS = 3
 BACKOFF_S = 0.5

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS pending (
 
 @dataclass
 class Round:
-    """One optimization step; the DESIGN.md Round fields plus what the report needs."""
+    """One optimization step; the Round fields ARCHITECTURE.md describes, plus what the report needs."""
 
     run_id: str
     n: int

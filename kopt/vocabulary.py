@@ -1,7 +1,9 @@
-"""The shared vocabulary of diagnosis: Evidence and Finding (see DESIGN.md).
+"""The shared vocabulary: levels, evidence sources, finding ids, Evidence and Finding.
 
-Every level (L1..L4) returns Findings; the optimizer, the rounds store, `kopt ask`
-and the MCP server all speak in these terms, so they stay plain, JSON-friendly data.
+It sits on the ground floor (ARCHITECTURE.md) because every layer speaks it: the diagnosis levels
+(L1..L4) return Findings; patterns and pass notes name finding ids; the optimizer, the rounds store,
+`kopt ask` and the MCP server pass them on. So it imports nothing from kopt and stays plain,
+JSON-friendly data.
 """
 
 from __future__ import annotations
