@@ -33,6 +33,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from kopt.errors import KoptError
+from kopt.vocabulary import ROUND_OUTCOMES
 
 log = logging.getLogger("kopt.mcp")
 T = TypeVar("T")
@@ -239,7 +240,7 @@ class RoundModel(Loose):
     pattern_id: str | None = None
     proposer: str
     candidate: str | None = Field(None, description="artifact hash of the candidate source")
-    outcome: str = Field(description="compile_error | incorrect | timeout | crash | slower | improved | untimed | rejected")
+    outcome: str = Field(description=" | ".join(ROUND_OUTCOMES))
     message: str | None = None
     case_times: list[float | None] = []
     speedup_initial: float | None = None
@@ -766,9 +767,10 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         recorded as incorrect, an untimed one (no GPU) as untimed, and only a measured gain as improved."""
         from kopt.vocabulary import FINDING_IDS
         from kopt.harness.validate import validate as kopt_validate
-        from kopt.optimize import bench_times, judge, speedup, validation_summary
+        from kopt.optimize import bench_times, judge, validation_summary
+        from kopt.optimize import record_round as kopt_record_round
         from kopt.harness.guard import check_candidate
-        from kopt.rounds.store import Round, best_round
+        from kopt.rounds.store import best_round
 
         cand = ws.path(candidate, what="candidate")
         if not evidence:
@@ -813,15 +815,11 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             times, roofline = (timed["times"], timed["roofline"]) if timed and timed["ok"] else ([], [])
             if checked is not None:
                 artifacts["validation"] = store.put_json(checked.to_dict())
-            rnd = Round(
-                run_id=run.run_id, n=len(rounds) + 1, level_reached=level_reached, hypothesis=hypothesis.strip(),
-                hypothesis_key=f"{finding_ids[0] if finding_ids else 'agent'}/{pattern_id or 'llm'}",
-                finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
-                candidate=artifacts["candidate"], outcome=outcome, message=message, case_times=times,
-                speedup_initial=speedup(run.baseline, times) if times else None,
-                speedup_best=speedup(base, times) if times else None,
-                evidence=artifacts, roofline=roofline, seconds=round(time.monotonic() - start, 2))
-            store.add_round(rnd)
+            rnd = kopt_record_round(store, run, n=len(rounds) + 1, hypothesis=hypothesis.strip(),
+                                    finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
+                                    source=source, outcome=outcome, message=message, times=times, roofline=roofline,
+                                    base=base, evidence=artifacts, level_reached=level_reached,
+                                    seconds=time.monotonic() - start)
             return RoundModel.model_validate(rnd.to_dict())
 
         return await _step(ctx, 3, 4, "recording the round", lambda: _with_store(ws, commit), tool="record_round",

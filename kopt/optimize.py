@@ -27,21 +27,22 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from kopt.diagnose.escalate import SYMPTOMS
-from kopt.vocabulary import Finding
 from kopt.diagnose.l1 import fits, l1_view
 from kopt.errors import KoptError
 from kopt.llm import ExchangeWaiting
 from kopt.patterns import Pattern
-from kopt.rounds.store import Round, RoundsStore, Run, best_round
+from kopt.rounds.store import Round, RoundsStore, Run, best_round, hypothesis_key
+from kopt.vocabulary import Finding, Outcome
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
 # ...and may not be slower than the best on any one case by more than this: one case's median is noisier than
 # a geomean over all of them, so its noise band is wider (a faster geomean that hides a 1.8x slower case is no win)
 CASE_NOISE = 1.05
-VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
-                         "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash",
-                         "cheat": "rejected"}  # cheat: the integrity check or the harness caught a gamed result
+VALIDATION_TO_OUTCOME = {"compile_error": Outcome.COMPILE_ERROR, "incorrect": Outcome.INCORRECT,
+                         "timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH, "cuda_error": Outcome.CRASH,
+                         "oom": Outcome.CRASH, "exception": Outcome.CRASH,
+                         "cheat": Outcome.REJECTED}  # cheat: the integrity check or the harness caught a gamed result
 Event = Callable[[str, dict[str, Any]], None]
 # --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round;
@@ -72,7 +73,7 @@ class Hypothesis:
 
     @property
     def key(self) -> str:
-        return f"{self.finding.id}/{self.pattern_id}" if self.finding else "llm"
+        return hypothesis_key(self.finding.id if self.finding else None, self.pattern_id)
 
 
 @dataclass
@@ -85,7 +86,9 @@ class Candidate:
 
 
 @dataclass
-class Outcome:
+class Evaluation:
+    """What validating (and timing) one candidate found: the round's outcome and the variants tried."""
+
     outcome: str
     message: str | None
     times: list[float | None]
@@ -111,27 +114,27 @@ def validation_summary(r: Any) -> dict[str, Any]:
 
 
 def judge(problem: str | None, validation: dict[str, Any] | None, timing: dict[str, Any] | None,
-          untimed_reason: str | None, base: list[float | None]) -> tuple[str, str | None]:
+          untimed_reason: str | None, base: list[float | None]) -> tuple[Outcome, str | None]:
     """(outcome, message) of one candidate, stage by stage: the one rule for the loop and MCP record_round.
     `problem`: the guard's objection; `validation`: validation_summary, or None if not run; `timing`: bench_times,
     or None if not timed; `base`: the case times to beat."""
     if problem:
-        return "rejected", f"candidate rejected: {problem}"
+        return Outcome.REJECTED, f"candidate rejected: {problem}"
     if not validation["ok"]:
-        return VALIDATION_TO_OUTCOME.get(validation["reason"] or "", "crash"), validation["message"]
+        return VALIDATION_TO_OUTCOME.get(validation["reason"] or "", Outcome.CRASH), validation["message"]
     if timing is None:
-        return "untimed", f"validated on {validation['cases']} cases; {untimed_reason}"
+        return Outcome.UNTIMED, f"validated on {validation['cases']} cases; {untimed_reason}"
     if not timing["ok"]:
-        return timing["outcome"], timing["message"]
+        return Outcome(timing["outcome"]), timing["message"]
     gain = speedup(base, timing["times"]) or 0
     if gain < MIN_GAIN:
-        return "slower", f"x{gain:.3f} vs the best so far (not faster)"
+        return Outcome.SLOWER, f"x{gain:.3f} vs the best so far (not faster)"
     regressed = regressions(base, timing["times"], timing.get("cases"))
     if regressed:
-        return "slower", (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} of "
-                          f"{len(timing['times'])} cases: {'; '.join(regressed)}; not a win (an entry that dispatches "
-                          "by shape, this kernel only where it is faster, would keep both)")
-    return "improved", f"x{gain:.3f} vs the best so far"
+        return Outcome.SLOWER, (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} "
+                                f"of {len(timing['times'])} cases: {'; '.join(regressed)}; not a win (an entry that "
+                                "dispatches by shape, this kernel only where it is faster, would keep both)")
+    return Outcome.IMPROVED, f"x{gain:.3f} vs the best so far"
 
 
 def regressions(base: list[float | None], new: list[float | None], cases: list | None = None) -> list[str]:
@@ -411,7 +414,7 @@ class Optimizer:
         if state.get("findings"):
             evidence["findings"] = state["findings"]
         if not reply.source:
-            result = Outcome("unparsable" if reply.unparsable else "proposer_error", reply.error, [], [], [], None)
+            result = Evaluation(Outcome.UNPARSABLE if reply.unparsable else Outcome.PROPOSER_ERROR, reply.error, [], [], [], None)
         else:
             self.emit("phase", {"n": n, "phase": "validating llm"})
             result = self.evaluate(n, candidate, best)
@@ -437,7 +440,7 @@ class Optimizer:
 
     # --- validation and timing -----------------------------------------------------------------
 
-    def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Outcome:
+    def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Evaluation:
         """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best.
         Several variants on a GPU are timed first and validated fastest first, until one passes: only the
         winner needs validating, and it is validated on every case before it can win."""
@@ -467,16 +470,16 @@ class Optimizer:
         else:
             best_trial = self.validate_then_time(n, staged, base)
         if fixed_launches and not self.timed:
-            failed = [t for t in trials if t["outcome"] != "untimed"]
-            pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
+            failed = [t for t in trials if t["outcome"] != Outcome.UNTIMED]
+            pick = failed[0] if failed else dict(trials[0], outcome=Outcome.UNTIMED, message=(
                 f"autotune needs a GPU to run; its {len(trials)} configs validated as fixed launches "
                 f"({self.timing_reason})"))
-            return Outcome(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source,
+            return Evaluation(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source,
                            proposal.variants[0].label)
         if best_trial is None:
             first = trials[0]
-            return Outcome(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
-        return Outcome(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
+            return Evaluation(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
+        return Evaluation(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
                        best_trial["roofline"], trials, best_trial["source"], best_trial["label"])
 
     def validate_then_time(self, n: int, staged: list, base: list[float | None]) -> dict[str, Any] | None:
@@ -521,7 +524,7 @@ class Optimizer:
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
             if v["ok"]:
                 for slower, *_ in timed[k + 1:]:
-                    slower["outcome"], slower["message"] = "not_validated", f"slower than {trial['label']}"
+                    slower["outcome"], slower["message"] = Outcome.NOT_VALIDATED, f"slower than {trial['label']}"
                 return dict(trial, source=source)
         return None
 
@@ -535,12 +538,11 @@ class Optimizer:
 
     # --- recording -----------------------------------------------------------------------------
 
-    def commit(self, n: int, hyp: Hypothesis | None, cand: Candidate, result: Outcome, best: Round | None,
+    def commit(self, n: int, hyp: Hypothesis | None, cand: Candidate, result: Evaluation, best: Round | None,
                evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float,
                finding_ids: list[str] | None = None) -> None:
         """Store round n. `hyp` None: an LLM round, whose hypothesis is its reply's Change line and whose
         `finding_ids` are the findings its prompt showed (its key names the top one, for synthesis)."""
-        digest = self.store.put(result.source) if result.source else None
         evidence["trials"] = self.store.put_json(result.trials)
         f = hyp.finding if hyp else None
         label = result.label or cand.label
@@ -548,16 +550,12 @@ class Optimizer:
         if f:
             where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
             hypothesis = f"{where}: {hypothesis}"
-        rnd = Round(
-            run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis,
-            hypothesis_key=hyp.key if hyp else "/".join([*(finding_ids or [])[:1], "llm"]),
-            finding_ids=[f.id] if f else list(finding_ids or []),
-            pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, candidate=digest,
-            outcome=result.outcome, message=result.message, case_times=result.times,
-            speedup_initial=speedup(self.run_row.baseline, result.times) if result.times else None,
-            speedup_best=speedup(self.best_times(best), result.times) if result.times else None,
-            evidence=evidence, levels=levels, skipped=skipped, roofline=result.roofline, seconds=round(time.monotonic() - t0, 2))
-        self.store.add_round(rnd)
+        rnd = record_round(self.store, self.run_row, n=n, hypothesis=hypothesis,
+                           finding_ids=[f.id] if f else list(finding_ids or []),
+                           pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, source=result.source,
+                           outcome=result.outcome, message=result.message, times=result.times,
+                           roofline=result.roofline, base=self.best_times(best), evidence=evidence,
+                           level_reached=reached, levels=levels, skipped=skipped, seconds=time.monotonic() - t0)
         self.emit("round", {"round": rnd.to_dict()})
 
     def write_best(self, best: Round, rounds: list[Round]) -> Path:
@@ -570,9 +568,28 @@ class Optimizer:
         return out
 
 
+def record_round(store: RoundsStore, run: Run, *, n: int, hypothesis: str, finding_ids: list[str],
+                 pattern_id: str | None, proposer: str, source: str | None, outcome: str, message: str | None,
+                 times: list[float | None], roofline: list[float | None], base: list[float | None],
+                 evidence: dict[str, str], level_reached: str | None, seconds: float,
+                 levels: list[dict] | None = None, skipped: list[str] | None = None) -> Round:
+    """Store round n of `run`: the one way a round is recorded, for the loop and MCP `record_round` alike (one
+    hypothesis key, one outcome list, speedups against the initial kernel and against `base`, the best so far)."""
+    rnd = Round(
+        run_id=run.run_id, n=n, level_reached=level_reached, hypothesis=hypothesis,
+        hypothesis_key=hypothesis_key(finding_ids[0] if finding_ids else None, pattern_id),
+        finding_ids=finding_ids, pattern_id=pattern_id, proposer=proposer,
+        candidate=store.put(source) if source else None, outcome=Outcome(outcome).value, message=message,
+        case_times=times, speedup_initial=speedup(run.baseline, times) if times else None,
+        speedup_best=speedup(base, times) if times else None, evidence=evidence, levels=levels or [],
+        skipped=skipped or [], roofline=roofline, seconds=round(seconds, 2))
+    store.add_round(rnd)
+    return rnd
+
+
 def best_header(run: Run, best: Round, rounds: list[Round]) -> str:
     """A short comment on top of the written kernel: the speedup, the rounds that got there, their evidence."""
-    wins = [r for r in rounds if r.outcome == "improved" and r.n <= best.n]
+    wins = [r for r in rounds if r.outcome == Outcome.IMPROVED and r.n <= best.n]
     lines = [f"# Optimized by kopt (run {run.run_id}) from {Path(run.task_path).name}: "
              f"x{best.speedup_initial:.2f} geomean speedup over {len(best.case_times)} cases vs the original.",
              f"# {len(rounds)} rounds tried; the improvements that got here:"]
@@ -601,9 +618,9 @@ def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, 
     try:  # callers validate what they accept
         r = bench(task_path, candidate, timeout_s=600, validate_first=False, reference=reference, seed=seed)
     except KoptError as exc:
-        return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
+        return {"ok": False, "outcome": Outcome.CRASH, "message": str(exc), "times": [], "roofline": []}
     if not r.ok:
-        return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", "crash"), "message": r.message,
+        return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", Outcome.CRASH), "message": r.message,
                 "times": [], "roofline": []}
     return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
             "cases": [c.case for c in r.cases],

@@ -29,13 +29,12 @@ from typing import Any
 
 import yaml
 
-from kopt.vocabulary import FINDING_IDS
+from kopt.vocabulary import FAILED, FINDING_IDS, Outcome
 from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
 from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
 
-FAILURES = ("compile_error", "incorrect", "timeout", "crash", "slower")
 MIN_WINS = 2
 LEDGER = "synthesis.json"
 OVERLAY_MARK = "# kopt synthesize: stats overlay"
@@ -116,7 +115,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
         parent, parent_hash = task_source, run.task_hash
         view = l1_view(parent)
         for rnd in store.rounds(run.run_id):
-            if rnd.outcome not in FAILURES and rnd.outcome != "improved":
+            if rnd.outcome not in FAILED and rnd.outcome != Outcome.IMPROVED:
                 continue
             finding = (rnd.hypothesis_key or "").split("/")[0] or (rnd.finding_ids or ["unknown"])[0]
             diff, hypothesis = "", rnd.hypothesis
@@ -128,7 +127,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
                 diff = trimmed_diff(parent, candidate)
             else:
                 continue
-            win = rnd.outcome == "improved"
+            win = rnd.outcome == Outcome.IMPROVED
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
             diagnosed = {SIGNAL_FINDING[s] for s in view[1]} | recorded.get(parent_hash, set())
             if diagnose_parents and not rnd.proposer.startswith("recipe:"):
@@ -182,7 +181,7 @@ def _recorded_diagnoses(store: Any, runs: list[Any]) -> dict[str, set[str]]:
         parent = run.task_hash
         for rnd in store.rounds(run.run_id):
             found[parent].update(f for f in rnd.finding_ids if f in FINDING_IDS)
-            if rnd.outcome == "improved" and rnd.candidate:
+            if rnd.outcome == Outcome.IMPROVED and rnd.candidate:
                 parent = rnd.candidate
     return found
 

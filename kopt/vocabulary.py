@@ -1,4 +1,4 @@
-"""The shared vocabulary: levels, evidence sources, finding ids, Evidence and Finding.
+"""The shared vocabulary: levels, evidence sources, finding ids, Evidence, Finding and Outcome.
 
 It sits on the ground floor (ARCHITECTURE.md) because every layer speaks it: the diagnosis levels
 (L1..L4) return Findings; patterns and pass notes name finding ids; the optimizer, the rounds store,
@@ -9,9 +9,11 @@ JSON-friendly data.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Literal, get_args
 
-LEVELS = ("L1", "L2", "L3", "L4")
+Level = Literal["L1", "L2", "L3", "L4"]
+LEVELS: tuple[str, ...] = get_args(Level)
 
 EVIDENCE_SOURCES = (
     "pattern", "timing", "ncu", "ttir", "ttgir", "llir", "ptx", "sass", "trajectory",
@@ -99,3 +101,24 @@ class Finding:
         d = dict(d)
         d["evidence"] = [Evidence.from_dict(e) for e in d.get("evidence", [])]
         return cls(**d)
+
+
+class Outcome(StrEnum):
+    """What became of one candidate. Rounds, reports, synthesis, the CLI and MCP all read this one list."""
+
+    IMPROVED = "improved"  # validated, and measured faster than the best so far: the only win
+    SLOWER = "slower"  # validated and timed, not faster
+    UNTIMED = "untimed"  # validated on every case, but no GPU to time it: never a win
+    INCORRECT = "incorrect"
+    COMPILE_ERROR = "compile_error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    REJECTED = "rejected"  # it changed what it is judged by (reference, inputs, tolerances), or cheated
+    PROPOSER_ERROR = "proposer_error"  # no candidate: an unreachable LLM, garbage replies (the message says why)
+    UNPARSABLE = "unparsable"  # a prompt-exchange reply held no usable task file
+    NOT_VALIDATED = "not_validated"  # a launch-config variant left unvalidated: a faster one passed (trials only)
+
+
+ROUND_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NOT_VALIDATED)  # what a recorded round can be
+KEPT = (Outcome.IMPROVED, Outcome.UNTIMED)  # a win, or correct but untimed: not a rejected candidate
+FAILED = (Outcome.COMPILE_ERROR, Outcome.INCORRECT, Outcome.TIMEOUT, Outcome.CRASH, Outcome.SLOWER)  # failed hypotheses

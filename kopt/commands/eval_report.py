@@ -10,12 +10,13 @@ import click
 
 from kopt.output import emit_json
 from kopt.errors import KoptError
+from kopt.vocabulary import KEPT
 
 
 def _why(store: Any, run: Any) -> str:
     """Why a run stopped where it did, from its rounds: the stop reason and what failed."""
     failed = [f"{r.hypothesis_key} ({r.outcome})" for r in store.rounds(run.run_id)
-              if r.outcome not in ("improved", "untimed")]
+              if r.outcome not in KEPT]
     parts = [run.stop_reason or run.status]
     if failed:
         parts.append("failed: " + ", ".join(failed[:4]) + (" ..." if len(failed) > 4 else ""))

@@ -11,9 +11,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-OUTCOME_STYLE = {"improved": "bold green", "slower": "yellow", "untimed": "cyan", "incorrect": "red",
-                 "compile_error": "red", "timeout": "magenta", "crash": "red", "rejected": "red", "proposer_error": "dim",
-                 "unparsable": "dim"}
+from kopt.vocabulary import Outcome
+
+OUTCOME_STYLE = {Outcome.IMPROVED: "bold green", Outcome.SLOWER: "yellow", Outcome.UNTIMED: "cyan",
+                 Outcome.INCORRECT: "red", Outcome.COMPILE_ERROR: "red", Outcome.TIMEOUT: "magenta", Outcome.CRASH: "red",
+                 Outcome.REJECTED: "red", Outcome.PROPOSER_ERROR: "dim", Outcome.UNPARSABLE: "dim",
+                 Outcome.NOT_VALIDATED: "dim"}  # every Outcome (tests/test_outcomes.py)
 
 
 def fmt_x(value: float | None) -> str:
