@@ -143,6 +143,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     as it starts (the CLI's spinner)."""
     from kopt.config import load_settings
     from kopt.diagnose.escalate import open_index_or_problem, catalog_patterns
+    from kopt.diagnose.targets import TARGETS
     from kopt.toolchain import target_family
     from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
     from kopt.patterns import load_patterns
@@ -160,7 +161,7 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     if index is None:
         answer.notes.append(answer_note)
     family = target_family(settings.target)
-    compiler = "triton-ascend" if family == "ascend" else "triton"
+    compiler = TARGETS[family].compiler
     corpus, stale = compiler_corpus(index, compiler)
     if stale:
         answer.notes.append(stale)

@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kopt.vocabulary import FINDING_IDS
-from kopt.patterns import FAMILIES, SOURCE_SIGNALS
+from kopt.patterns import FAMILIES
+from kopt.signals import SIGNALS
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ GENERIC = {"retiled"}
 OPENING = 300  # the part of a Change line that says what changed; the rest argues why, naming other kinds in passing  # shows up beside almost every rewrite: the main kind only when nothing else is named
 assert all(k.family in FAMILIES for k in CHANGE_KINDS.values())
 assert set(ANSWERS) == set(CHANGE_KINDS) - {"rewritten"}
-assert all(a in FINDING_IDS or a in SOURCE_SIGNALS for answers in ANSWERS.values() for a in answers)
+assert all(a in FINDING_IDS or a in SIGNALS for answers in ANSWERS.values() for a in answers)
 
 _WORKSPACE = re.compile(r"partial|workspace|^ws$|split|scratch", re.I)
 _PRIVATE = re.compile(r"replica|copies|privat|scratch|bucket|perm|rank", re.I)

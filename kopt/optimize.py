@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from kopt.diagnose.escalate import SYMPTOMS
-from kopt.diagnose.l1 import fits, l1_view
+from kopt.diagnose.l1 import fits
+from kopt.diagnose.l1_detectors import l1_view
 from kopt.errors import KoptError
 from kopt.llm import ExchangeWaiting
 from kopt.patterns import Pattern

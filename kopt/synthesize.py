@@ -31,7 +31,9 @@ import yaml
 
 from kopt.vocabulary import FAILED, FINDING_IDS, Outcome
 from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
-from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
+from kopt.diagnose.l1 import fits
+from kopt.diagnose.l1_detectors import l1_view
+from kopt.signals import SIGNALS
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
 
@@ -129,7 +131,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
                 continue
             win = rnd.outcome == Outcome.IMPROVED
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
-            diagnosed = {SIGNAL_FINDING[s] for s in view[1]} | recorded.get(parent_hash, set())
+            diagnosed = {SIGNALS[s].finding for s in view[1]} | recorded.get(parent_hash, set())
             if diagnose_parents and not rnd.proposer.startswith("recipe:"):
                 if parent_hash not in fresh:
                     fresh[parent_hash] = diagnose_source(parent, op)
@@ -266,7 +268,7 @@ def _llm_pattern(pid: str, wins: list[Attempt], tries: int, common: set[str]) ->
     ops, families = sorted({w.op for w in wins}), sorted({w.family for w in wins})
     speedups = [round(w.speedup, 3) for w in wins if w.speedup]
     said = " | ".join(f"{w.op} ({w.speedup or 0:.2f}x): {_first_sentences(w.hypothesis)}" for w in best[:4])
-    conditions = [kind.precondition] + [SIGNAL_CONDITIONS[s] for s in signals if s in SIGNAL_CONDITIONS]
+    conditions = [kind.precondition] + [SIGNALS[s].condition for s in signals if SIGNALS[s].condition]
     examples = [{"round": w.ref, "op": w.op, "speedup": round(w.speedup or 0, 3),
                  "change": _first_sentences(w.hypothesis, 600), "diff": w.diff} for w in best[:MAX_EXAMPLES] if w.diff]
     effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) "
@@ -344,7 +346,7 @@ def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str],
         "title": f"{base.title}, from L1 on {'/'.join(kinds)} kernels (synthesized shortcut)",
         "family": base.family,
         "applies_to": list(kinds) or ["any"],
-        "symptoms": {"findings": sorted({SIGNAL_FINDING[sig] for sig in shared}), "source": sorted(shared)},
+        "symptoms": {"findings": sorted({SIGNALS[sig].finding for sig in shared}), "source": sorted(shared)},
         "recipe": recipe,
         "preconditions": list(base.preconditions),
         "rationale": {"why": f"On {what}, only {'/'.join(levels)} evidence ({', '.join(deep)}) led to {base.id}, which "
