@@ -13,9 +13,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from kopt.vocabulary import FINDING_IDS
 from kopt.patterns import FAMILIES
 from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 
 @dataclass(frozen=True)
@@ -233,8 +233,8 @@ def _names(f: Counter, label: str) -> set[str]:
 def detected(old: str, new: str) -> list[str]:
     """Every kind of change the diff shows, in CHANGE_KINDS order."""
     a, b = features(old), features(new)
-    more = lambda key: b[key] > a[key]  # noqa: E731
-    added = lambda label: bool(_names(b, label) - _names(a, label))  # noqa: E731
+    more = lambda key: b[key] > a[key]
+    added = lambda label: bool(_names(b, label) - _names(a, label))
     found = {
         "split_reduction": (b["reduce"] or b["dot"]) > 0 and (more("kernels") or more("grid_axes")) and added("workspace"),
         "persistent_grid": more("num_programs") or added("sms"),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from kopt.config import Settings
 from kopt.diagnose.escalate import SYMPTOMS
 from kopt.diagnose.l1 import fits
 from kopt.diagnose.l1_detectors import l1_view
@@ -158,7 +159,7 @@ def timing_available() -> tuple[bool, str]:
 class Optimizer:
     """One run of the loop over a task; `run()` goes until a stop condition and returns the summary."""
 
-    def __init__(self, task_path: Path, settings: Any, store: RoundsStore, run: Run, on_event: Event | None = None,
+    def __init__(self, task_path: Path, settings: Settings, store: RoundsStore, run: Run, on_event: Event | None = None,
                  out: Path | None = None):
         from kopt.patterns import load_patterns
 
@@ -693,7 +694,7 @@ def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
     return store.run(run.run_id)
 
 
-def _need_llm(options: dict[str, Any], settings: Any) -> None:
+def _need_llm(options: dict[str, Any], settings: Settings) -> None:
     recorded = options.get("llm_exchange")
     if recorded and not settings.llm_provider and options["proposer"] != "recipes":
         raise KoptError(f"this run answers the LLM through the prompt exchange {recorded}: resume it with "
@@ -706,7 +707,7 @@ def _need_llm(options: dict[str, Any], settings: Any) -> None:
                         "(recipes need the diagnosis)")
 
 
-def use_exchange(settings: Any, folder: str | Path | None) -> None:
+def use_exchange(settings: Settings, folder: str | Path | None) -> None:
     """--llm-exchange DIR: the LLM is the prompt exchange in DIR (kopt/exchange.py)."""
     if folder is not None:
         settings.llm_provider, settings.llm_exchange_dir = "exchange", Path(folder).resolve()
@@ -714,7 +715,7 @@ def use_exchange(settings: Any, folder: str | Path | None) -> None:
 
 def optimize(task: str | Path | None = None, *, rounds: int | None = None, minutes: float | None = None,
              proposer: str | None = None, model: str | None = None, resume: str | None = None,
-             out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
+             out: str | Path | None = None, settings: Settings | None = None, on_event: Event | None = None,
              policy: str | None = None, tags: dict[str, Any] | None = None, grounding: str | None = None,
              llm_exchange: str | Path | None = None, more: int | None = None) -> dict[str, Any]:
     """Optimize a task (or --resume a run) and return the run summary; see the module docstring.

@@ -33,7 +33,7 @@ def json_option(f: Callable) -> Callable:
 def iso_dates(value: Any) -> Any:
     """A copy of `value` where epoch seconds under DATE_KEYS read as ISO 8601 (UTC)."""
     if isinstance(value, dict):
-        return {k: (datetime.datetime.fromtimestamp(v, datetime.timezone.utc).isoformat(timespec="seconds")
+        return {k: (datetime.datetime.fromtimestamp(v, datetime.UTC).isoformat(timespec="seconds")
                     if k in DATE_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool) else iso_dates(v))
                 for k, v in value.items()}
     if isinstance(value, list):

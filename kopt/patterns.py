@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from kopt.config import kopt_home
-from kopt.vocabulary import FINDING_IDS
 from kopt.errors import KoptError
 from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 # Deterministic recipes the optimizer implements, one file each (kopt/rewrite/recipes/<name>.py); anything else
 # is guidance-only.

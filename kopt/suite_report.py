@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from html import escape
 from typing import Any, Iterable
 
-from kopt.vocabulary import KEPT, LEVELS, Outcome
 from kopt.optimize import POLICIES, geomean
+from kopt.vocabulary import KEPT, LEVELS, Outcome
 
 
 @dataclass

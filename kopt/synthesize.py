@@ -29,13 +29,14 @@ from typing import Any
 
 import yaml
 
-from kopt.vocabulary import FAILED, FINDING_IDS, Outcome
 from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
+from kopt.config import Settings
 from kopt.diagnose.l1 import fits
 from kopt.diagnose.l1_detectors import l1_view
-from kopt.signals import SIGNALS
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FAILED, FINDING_IDS, Outcome
 
 MIN_WINS = 2
 LEDGER = "synthesis.json"
@@ -555,7 +556,7 @@ def _is_curated_file(path: Path) -> bool:
     return "kind: curated" in text and not text.startswith(OVERLAY_MARK)
 
 
-def upsert_index(settings: Any, paths: list[Path]) -> str:
+def upsert_index(settings: Settings, paths: list[Path]) -> str:
     """Put written synthesized patterns into the served `patterns` collection (replacing their old points),
     so the next L1 triage retrieves them. Returns what happened, in one line."""
     from kopt.index.backends import open_backend

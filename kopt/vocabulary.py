@@ -70,7 +70,7 @@ class Evidence:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+    def from_dict(cls, d: dict[str, Any]) -> Evidence:
         return cls(**d)
 
 
@@ -97,7 +97,7 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         d = dict(d)
         d["evidence"] = [Evidence.from_dict(e) for e in d.get("evidence", [])]
         return cls(**d)

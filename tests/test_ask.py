@@ -56,7 +56,7 @@ def test_why_no_vectorization_offline(settings):
 class _Canned(BaseHTTPRequestHandler):
     seen: list[dict] = []
 
-    def do_POST(self):  # noqa: N802 (http.server's naming)
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Canned.seen.append(body)
         reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kopt.vocabulary import FINDING_IDS
 from kopt.diagnose.l1 import triage
 from kopt.diagnose.l1_detectors import detect_signals
 from kopt.errors import KoptError
 from kopt.patterns import load_patterns
 from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "l1"
 KERNEL_FIXTURES = sorted(p for p in FIXTURES.glob("*.py") if p.name != "syntax_error.py")

@@ -200,9 +200,9 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_patterns_for_a_finding_follow_the_diagnosis_then_the_recorded_win_rate():
     """An L2 symptom names no pattern of its own: the loop orders the catalog's patterns for it by their record, so
     the statistics synthesis writes change what is tried first (before, catalog file order decided)."""
-    from kopt.vocabulary import Finding
     from kopt.optimize import pattern_order
     from kopt.patterns import load_patterns
+    from kopt.vocabulary import Finding
 
     catalog = {p.id: p for p in load_patterns()}
     low = Finding("low_occupancy", "L2", "ncu: theoretical occupancy 25 %")

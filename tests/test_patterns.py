@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.vocabulary import FINDING_IDS
 from kopt.errors import KoptError
 from kopt.patterns import RECIPES, load_patterns, pattern_from_dict, save_pattern
 from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = REPO / "corpora" / "patterns"

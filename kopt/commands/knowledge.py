@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from kopt.commands.groups import Group
-from kopt.output import emit_json
 from kopt.config import load_settings
 from kopt.errors import KoptError
+from kopt.output import emit_json
 
 INGEST_NICE = 10  # an ingest runs this much nicer than the searches, asks and MCP servers reading the index meanwhile
 

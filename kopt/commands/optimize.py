@@ -96,7 +96,8 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
         raise click.UsageError("give either --rounds (the run's total) or --more (rounds beyond those it has)")
     kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out,
                   grounding=grounding, llm_exchange=llm_exchange, more=more)
-    from kopt.output import console as rich_console, emit_json
+    from kopt.output import console as rich_console
+    from kopt.output import emit_json
 
     console = rich_console()
     view = LiveView(console, draw=not as_json)

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from kopt.commands.groups import Group
-from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 
 def skills_root() -> Path:

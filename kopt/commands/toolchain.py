@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from kopt.commands.groups import Group
-from kopt.output import emit_json, json_option
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 from kopt.toolchain import SPECS, add_toolchain, inspect_toolchain, list_toolchains
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from kopt.vocabulary import LEVELS, Evidence, Finding
-from kopt.errors import CompileError, KoptError
+from kopt.config import Settings
 from kopt.diagnose.targets import TARGETS, target_for
+from kopt.errors import CompileError, KoptError
+from kopt.vocabulary import LEVELS, Evidence, Finding
 
 GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
@@ -170,7 +171,7 @@ def gpu_unavailable() -> str | None:
     return None
 
 
-def open_index_or_problem(settings: Any) -> tuple[Any, str | None]:
+def open_index_or_problem(settings: Settings) -> tuple[Any, str | None]:
     """The knowledge index, or None and why not: diagnosis (and `kopt ask`) go on without it."""
     try:
         from kopt.index import open_index
@@ -183,7 +184,7 @@ def open_index_or_problem(settings: Any) -> tuple[Any, str | None]:
 class _Run:
     """One diagnosis in progress: the levels run so far and their findings."""
 
-    def __init__(self, task_path: Path, level: str, gpu: bool, case: int | None, failed: set[str], settings: Any,
+    def __init__(self, task_path: Path, level: str, gpu: bool, case: int | None, failed: set[str], settings: Settings,
                  index: Any):
         from kopt.patterns import load_patterns
 
@@ -368,7 +369,7 @@ class _Run:
 
 
 def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, case: int | None = None,
-             failed: Iterable[str] = (), settings: Any = None, index: Any = None,
+             failed: Iterable[str] = (), settings: Settings | None = None, index: Any = None,
              roofline: Iterable[float | None] | None = None) -> Diagnosis:
     """Diagnose a task file; `failed` holds finding ids or pattern ids already tried without a win; `roofline`
     (each case's measured fraction of the roofline, in CASES order) ranks causes by the cases they slow down."""

@@ -18,8 +18,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from kopt.output import console as rich_console
 from kopt.diagnose.escalate import SYMPTOMS
+from kopt.output import console as rich_console
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 SHOWN_FINDINGS = 8  # findings shown in full; the rest are named in one line (--verbose shows them all)
