@@ -757,7 +757,7 @@ class Tools:
             validation = validation_summary(checked) if checked is not None else None
             base = best.case_times if best else run.baseline
             outcome, message = judge(problem, validation, timed, run.timing.get("reason"), base)
-            times, roofline = (timed["times"], timed["roofline"]) if timed and timed["ok"] else ([], [])
+            times, roofline = (timed.times, timed.roofline) if timed and timed.ok else ([], [])
             if checked is not None:
                 artifacts["validation"] = store.put_json(checked.to_dict())
             rnd = kopt_record_round(store, run, n=len(rounds) + 1, hypothesis=hypothesis.strip(),

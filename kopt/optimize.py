@@ -22,7 +22,7 @@ import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -109,32 +109,59 @@ def speedup(base: list[float | None], new: list[float | None]) -> float | None:
     return geomean([b / n for b, n in zip(base, new) if b and n])
 
 
-def validation_summary(r: Any) -> dict[str, Any]:
+@dataclass
+class Validated:
     """What a round keeps of a harness ValidationResult (and what `judge` reads)."""
-    return {"ok": r.ok, "reason": r.reason, "message": r.message, "cases": len(r.cases), "device": r.device,
-            "held_out": sum(c.held_out for c in r.cases), "note": r.held_out_note}
+
+    ok: bool
+    reason: str | None = None
+    message: str | None = None
+    cases: int = 0  # cases checked, held-out shapes included
+    device: str = ""
+    held_out: int = 0
+    note: str | None = None  # why held-out shapes were not run, if they were not
 
 
-def judge(problem: str | None, validation: dict[str, Any] | None, timing: dict[str, Any] | None,
+@dataclass
+class Timing:
+    """A candidate's times through the sandboxed bench, per case in CASES order; or, when not ok, the outcome and
+    message of the failure."""
+
+    ok: bool
+    times: list[float | None] = field(default_factory=list)  # kernel ms
+    roofline: list[float | None] = field(default_factory=list)  # fraction of the roofline bound
+    cases: list[Any] = field(default_factory=list)
+    bound: list[str | None] = field(default_factory=list)  # memory | compute
+    outcome: Outcome | None = None
+    message: str | None = None
+
+
+def validation_summary(r: Any) -> Validated:
+    """What a round keeps of a harness ValidationResult."""
+    return Validated(r.ok, r.reason, r.message, len(r.cases), r.device, sum(c.held_out for c in r.cases),
+                     r.held_out_note)
+
+
+def judge(problem: str | None, validation: Validated | None, timing: Timing | None,
           untimed_reason: str | None, base: list[float | None]) -> tuple[Outcome, str | None]:
     """(outcome, message) of one candidate, stage by stage: the one rule for the loop and MCP record_round.
     `problem`: the guard's objection; `validation`: validation_summary, or None if not run; `timing`: bench_times,
     or None if not timed; `base`: the case times to beat."""
     if problem:
         return Outcome.REJECTED, f"candidate rejected: {problem}"
-    if not validation["ok"]:
-        return VALIDATION_TO_OUTCOME.get(validation["reason"] or "", Outcome.CRASH), validation["message"]
+    if not validation.ok:
+        return VALIDATION_TO_OUTCOME.get(validation.reason or "", Outcome.CRASH), validation.message
     if timing is None:
-        return Outcome.UNTIMED, f"validated on {validation['cases']} cases; {untimed_reason}"
-    if not timing["ok"]:
-        return Outcome(timing["outcome"]), timing["message"]
-    gain = speedup(base, timing["times"]) or 0
+        return Outcome.UNTIMED, f"validated on {validation.cases} cases; {untimed_reason}"
+    if not timing.ok:
+        return Outcome(timing.outcome), timing.message
+    gain = speedup(base, timing.times) or 0
     if gain < MIN_GAIN:
         return Outcome.SLOWER, f"x{gain:.3f} vs the best so far (not faster)"
-    regressed = regressions(base, timing["times"], timing.get("cases"))
+    regressed = regressions(base, timing.times, timing.cases)
     if regressed:
         return Outcome.SLOWER, (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} "
-                                f"of {len(timing['times'])} cases: {'; '.join(regressed)}; not a win (an entry that "
+                                f"of {len(timing.times)} cases: {'; '.join(regressed)}; not a win (an entry that "
                                 "dispatches by shape, this kernel only where it is faster, would keep both)")
     return Outcome.IMPROVED, f"x{gain:.3f} vs the best so far"
 
@@ -493,15 +520,15 @@ class Optimizer:
                 ahead = pool.submit(bench_reference_or_none, self.task_path, seed) if self.timed else None
                 v = self.validate(path)
                 t = None
-                trial.update(validation=v)
-                if v["ok"] and self.timed:
+                trial.update(validation=asdict(v))
+                if v.ok and self.timed:
                     self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
                     t = bench_times(self.task_path, path, ahead.result(), seed)
-                    trial.update(times=t["times"], roofline=t["roofline"])
+                    trial.update(times=t.times, roofline=t.roofline)
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
-            if not (t and t["ok"]):  # failed or untimed: no gain to compare
+            if not (t and t.ok):  # failed or untimed: no gain to compare
                 continue
-            trial["speedup_best"] = speedup(base, t["times"])
+            trial["speedup_best"] = speedup(base, t.times)
             if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
                 best_trial = dict(trial, source=source)
         return best_trial
@@ -512,30 +539,30 @@ class Optimizer:
         for trial, source, path in staged:
             self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
             t = self.bench(path)
-            trial.update(times=t["times"], roofline=t["roofline"])
-            if not t["ok"]:
-                trial["outcome"], trial["message"] = t["outcome"], t["message"]
+            trial.update(times=t.times, roofline=t.roofline)
+            if not t.ok:
+                trial["outcome"], trial["message"] = t.outcome, t.message
                 continue
-            trial["speedup_best"] = speedup(base, t["times"])
+            trial["speedup_best"] = speedup(base, t.times)
             timed.append((trial, source, path, t))
         timed.sort(key=lambda x: x[0]["speedup_best"] or 0, reverse=True)
         for k, (trial, source, path, t) in enumerate(timed):
             self.emit("phase", {"n": n, "phase": f"validating {trial['label']}"})
             v = self.validate(path)
-            trial.update(validation=v)
+            trial.update(validation=asdict(v))
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
-            if v["ok"]:
+            if v.ok:
                 for slower, *_ in timed[k + 1:]:
                     slower["outcome"], slower["message"] = Outcome.NOT_VALIDATED, f"slower than {trial['label']}"
                 return dict(trial, source=source)
         return None
 
-    def validate(self, path: Path) -> dict[str, Any]:
+    def validate(self, path: Path) -> Validated:
         from kopt.harness.validate import validate
 
         return validation_summary(validate(self.task_path, path, timeout_s=300))
 
-    def bench(self, path: Path) -> dict[str, Any]:
+    def bench(self, path: Path) -> Timing:
         return bench_times(self.task_path, path)
 
     # --- recording -----------------------------------------------------------------------------
@@ -613,20 +640,18 @@ def bench_reference_or_none(task_path: Path, seed: int) -> Any:
         return None
 
 
-def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, seed: int | None = None) -> dict[str, Any]:
+def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, seed: int | None = None) -> Timing:
     """Kernel ms and roofline fraction per case, through the sandboxed bench (`reference`: made ahead for `seed`)."""
     from kopt.harness.bench import bench
 
     try:  # callers validate what they accept
         r = bench(task_path, candidate, timeout_s=600, validate_first=False, reference=reference, seed=seed)
     except KoptError as exc:
-        return {"ok": False, "outcome": Outcome.CRASH, "message": str(exc), "times": [], "roofline": []}
+        return Timing(False, outcome=Outcome.CRASH, message=str(exc))
     if not r.ok:
-        return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", Outcome.CRASH), "message": r.message,
-                "times": [], "roofline": []}
-    return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
-            "cases": [c.case for c in r.cases],
-            "bound": [c.bound for c in r.cases]}
+        return Timing(False, outcome=VALIDATION_TO_OUTCOME.get(r.reason or "", Outcome.CRASH), message=r.message)
+    return Timing(True, [c.kernel_ms for c in r.cases], [c.roofline_fraction for c in r.cases], [c.case for c in r.cases],
+                  [c.bound for c in r.cases])
 
 
 def initial_cases(run: Run) -> list[dict[str, Any]]:
@@ -662,9 +687,9 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
 def time_initial(task_path: Path) -> tuple[list, list, list[dict[str, Any]]]:
     """(case times, roofline fractions, per-case bench facts) of the task's own kernel; a failure is a KoptError."""
     t = bench_times(task_path, None)
-    if not t["ok"]:
-        raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
-    return t["times"], t["roofline"], [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
+    if not t.ok:
+        raise KoptError(f"{task_path}: timing the task's own kernel failed: {t.message}")
+    return t.times, t.roofline, [{"roofline": x, "bound": b} for x, b in zip(t.roofline, t.bound)]
 
 
 def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:

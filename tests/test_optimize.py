@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kopt.optimize import Timing
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,8 +33,7 @@ def fake_bench(task_path, candidate, reference=None, seed=None):
     block = int((re.search(r"BLOCK_SIZE=(\d+)", text) or re.search(r"'BLOCK_SIZE': (\d+)", text)).group(1))
     warps = 8 if "num_warps=8" in text else 4
     ms = 1024 / block + (0.1 if warps == 8 else 0.2)
-    return {"ok": True, "times": [ms * k for k in (1, 2, 3, 4, 5)], "roofline": [min(0.92, 0.45 * block / 1024)] * 5,
-            "bound": ["memory"] * 5}
+    return Timing(True, [ms * k for k in (1, 2, 3, 4, 5)], [min(0.92, 0.45 * block / 1024)] * 5, bound=["memory"] * 5)
 
 
 @pytest.fixture

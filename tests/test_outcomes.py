@@ -11,7 +11,7 @@ import pytest
 
 from kopt.commands.optimize import OUTCOME_STYLE
 from kopt.mcp_server import RoundModel
-from kopt.optimize import judge, record_round
+from kopt.optimize import Timing, Validated, judge, record_round
 from kopt.rounds.report import OUTCOME_COLOR
 from kopt.rounds.store import RoundsStore, hypothesis_key
 from kopt.suite_report import REJECT_REASONS
@@ -62,7 +62,7 @@ def test_record_round_stores_a_typed_round_with_speedups_and_refuses_an_unknown_
     store = RoundsStore(tmp_path / ".kopt")
     run = store.create_run(tmp_path / "t.py", "s", {"rounds": 3}, [4.0],
                            {"available": True, "reason": "", "roofline": []}, {})
-    outcome, _ = judge(None, {"ok": True, "cases": 1}, {"ok": True, "times": [2.0]}, None, [4.0])
+    outcome, _ = judge(None, Validated(True, cases=1), Timing(True, [2.0]), None, [4.0])
     rnd = record(store, run, 1, outcome=outcome, base=[4.0], pattern_id="autotune_block")
     again = store.round(run.run_id, 1)
     assert again.outcome == "improved" and type(again.outcome) is str and json.dumps(again.to_dict())
