@@ -1,5 +1,6 @@
 """The guard-rails run with the tests (so CI runs them): ruff's rules from pyproject.toml over kopt/ and tests/,
-and mypy over the files pyproject.toml names (the ground floor and a few stable modules). `make lint` runs the same two commands."""
+and mypy over the files pyproject.toml names (the ground floor and a few stable modules). `make lint` runs the
+same two commands."""
 
 from __future__ import annotations
 
