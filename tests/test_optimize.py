@@ -241,6 +241,6 @@ def test_a_run_started_without_a_gpu_is_timed_when_resumed_on_one(tmp_path, monk
     monkeypatch.setattr(kopt.optimize, "bench_times", lambda t, c: benched.append(t) or fake_bench(t, c))
     first = time_untimed_baseline(store, runs[0], lambda *a: None)
     second = time_untimed_baseline(store, runs[1], lambda *a: None)
-    assert len(benched) == 1 and first.baseline == second.baseline == fake_bench(task, None)["times"]
+    assert len(benched) == 1 and first.baseline == second.baseline == fake_bench(task, None).times
     assert second.timing["from_run"] == first.run_id and second.initial["bench"] == first.initial["bench"]
     store.close()
