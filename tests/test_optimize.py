@@ -39,13 +39,13 @@ def fake_bench(task_path, candidate, reference=None, seed=None):
 @pytest.fixture
 def timed(monkeypatch):
     import kopt.optimize
-    import kopt.rewrite.recipes
+    import kopt.rewrite.recipes.launch_space
 
     monkeypatch.setattr(kopt.optimize, "timing_available", lambda: (True, "fake GPU clock (test)"))
     monkeypatch.setattr(kopt.optimize, "bench_times", fake_bench)
     monkeypatch.setattr(kopt.optimize, "bench_reference_or_none", lambda task_path, seed: ("reference for", seed))
     BENCHED.clear()
-    monkeypatch.setattr(kopt.rewrite.recipes, "MAX_VARIANTS", 2)
+    monkeypatch.setattr(kopt.rewrite.recipes.launch_space, "MAX_VARIANTS", 2)
 
 
 def aligned_vector_add(task: Path) -> None:
