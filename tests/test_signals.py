@@ -87,13 +87,14 @@ def test_a_toy_recipe_is_one_file_and_one_name(tmp_path, monkeypatch):
             return Proposal("drop_barrier", "drop the barrier", [Variant("no barrier", kept)])
         '''))
     monkeypatch.setattr(recipes, "__path__", [*recipes.__path__, str(tmp_path)])
-    monkeypatch.delitem(sys.modules, "kopt.rewrite.recipes.drop_barrier", raising=False)
     names = (*RECIPES, "drop_barrier")
-    monkeypatch.setattr(recipes, "RECIPES", recipes.load(names))
+    try:
+        monkeypatch.setattr(recipes, "RECIPES", recipes.load(names))
+    finally:
+        sys.modules.pop("kopt.rewrite.recipes.drop_barrier", None)  # the toy file is gone after the test
     with pytest.raises(KoptError, match="unknown recipe 'drop_barrier'"):
         pattern_from_dict(TOY_PATTERN)
     monkeypatch.setattr(patterns, "RECIPES", names)
     assert pattern_from_dict(TOY_PATTERN).recipe_name == "drop_barrier"
     proposal = recipes.propose("drop_barrier", TOY_TASK)
     assert "tl.debug_barrier()" not in proposal.variants[0].source and "tl.store(" in proposal.variants[0].source
-    monkeypatch.delitem(sys.modules, "kopt.rewrite.recipes.drop_barrier")
