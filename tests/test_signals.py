@@ -91,7 +91,8 @@ def test_a_toy_recipe_is_one_file_and_one_name(tmp_path, monkeypatch):
     try:
         monkeypatch.setattr(recipes, "RECIPES", recipes.load(names))
     finally:
-        sys.modules.pop("kopt.rewrite.recipes.drop_barrier", None)  # the toy file is gone after the test
+        sys.modules.pop("kopt.rewrite.recipes.drop_barrier", None)  # the toy module is gone after the test
+        vars(recipes).pop("drop_barrier", None)
     with pytest.raises(KoptError, match="unknown recipe 'drop_barrier'"):
         pattern_from_dict(TOY_PATTERN)
     monkeypatch.setattr(patterns, "RECIPES", names)
