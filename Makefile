@@ -13,7 +13,7 @@ PY     := $(VENV)/bin/python
 KOPT   := $(VENV)/bin/kopt
 STAMP  := $(VENV)/.kopt-installed
 
-.PHONY: demo test test-fast eval-data setup clean bubblewrap chromium
+.PHONY: demo test test-fast lint eval-data setup clean bubblewrap chromium
 
 setup: bubblewrap $(STAMP)
 
@@ -50,6 +50,11 @@ test: $(STAMP) chromium
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow and not eval_data"
+
+# ruff (lint rules in pyproject.toml) over kopt/ and tests/, mypy over the ground floor; tests/test_lint.py runs the same.
+lint: $(STAMP)
+	$(PY) -m ruff check kopt tests
+	$(PY) -m mypy
 
 TRITON_SRC ?=
 TRITON_ASCEND_SRC ?=

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kopt.diagnose.findings import FINDING_IDS, Finding
 from kopt.errors import KoptError
+from kopt.vocabulary import FINDING_IDS, Finding
 
 SYSTEM = ("You explain why a Triton kernel (NVIDIA GPU or Ascend NPU) performs as it does. Use ONLY the facts and sources given; cite "
           "sources as [n]; say plainly when they do not answer the question. End with the concrete fix.")
@@ -142,10 +142,11 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     """Answer from evidence; `llm` None means the structured offline answer. `step` hears the name of each step
     as it starts (the CLI's spinner)."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import _open_index, catalog_patterns
-    from kopt.toolchain import target_family
+    from kopt.diagnose.escalate import catalog_patterns, open_index_or_problem
     from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
+    from kopt.diagnose.targets import TARGETS
     from kopt.patterns import load_patterns
+    from kopt.toolchain import target_family
 
     if not question.strip():
         raise KoptError("empty question")
@@ -153,14 +154,14 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     settings = settings or load_settings()
     if index is None:
         step("opening the index")
-        index, problem = _open_index(settings)
+        index, problem = open_index_or_problem(settings)
         if problem:
             answer_note = problem
     answer = Answer(question, str(kernel) if kernel else None, line)
     if index is None:
         answer.notes.append(answer_note)
     family = target_family(settings.target)
-    compiler = "triton-ascend" if family == "ascend" else "triton"
+    compiler = TARGETS[family].compiler
     corpus, stale = compiler_corpus(index, compiler)
     if stale:
         answer.notes.append(stale)

@@ -13,8 +13,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from kopt.diagnose.findings import FINDING_IDS
-from kopt.patterns import FAMILIES, SOURCE_SIGNALS
+from kopt.patterns import FAMILIES
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ GENERIC = {"retiled"}
 OPENING = 300  # the part of a Change line that says what changed; the rest argues why, naming other kinds in passing  # shows up beside almost every rewrite: the main kind only when nothing else is named
 assert all(k.family in FAMILIES for k in CHANGE_KINDS.values())
 assert set(ANSWERS) == set(CHANGE_KINDS) - {"rewritten"}
-assert all(a in FINDING_IDS or a in SOURCE_SIGNALS for answers in ANSWERS.values() for a in answers)
+assert all(a in FINDING_IDS or a in SIGNALS for answers in ANSWERS.values() for a in answers)
 
 _WORKSPACE = re.compile(r"partial|workspace|^ws$|split|scratch", re.I)
 _PRIVATE = re.compile(r"replica|copies|privat|scratch|bucket|perm|rank", re.I)
@@ -232,8 +233,8 @@ def _names(f: Counter, label: str) -> set[str]:
 def detected(old: str, new: str) -> list[str]:
     """Every kind of change the diff shows, in CHANGE_KINDS order."""
     a, b = features(old), features(new)
-    more = lambda key: b[key] > a[key]  # noqa: E731
-    added = lambda label: bool(_names(b, label) - _names(a, label))  # noqa: E731
+    more = lambda key: b[key] > a[key]
+    added = lambda label: bool(_names(b, label) - _names(a, label))
     found = {
         "split_reduction": (b["reduce"] or b["dot"]) > 0 and (more("kernels") or more("grid_axes")) and added("workspace"),
         "persistent_grid": more("num_programs") or added("sms"),

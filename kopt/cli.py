@@ -4,32 +4,22 @@ Commands live in kopt/commands/<module>.py and load lazily, so `kopt --help` sta
 and a command's heavy imports (torch, triton, qdrant) cost nothing to the others.
 Every command shares one grammar: a KoptError is one line and exit 1, anything else is
 a bug, shown in full only with --debug (or KOPT_DEBUG=1); `--json` prints one object with
-the envelope keys `schema` and `kopt` (errors too: {"error": ..., "kind": ...}).
+the envelope keys `schema` and `kopt` (errors too: {"error": ..., "kind": ...}), written by
+kopt/output.py, which commands import instead of this module.
 """
 
 from __future__ import annotations
 
-import datetime
-import difflib
-import importlib
 import json
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from kopt import __version__
+from kopt.commands.groups import LazyGroup
 from kopt.errors import KoptError
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-SCHEMA = 1  # the --json envelope's version: bump it when a key changes meaning or goes away
-JSON_HELP = "Print one JSON object (keys schema and kopt, then the result's) instead of text."
-DATE_KEYS = {"created", "updated"}  # epoch seconds under these keys become ISO 8601 (UTC) in --json output
-PIPED_WIDTH = 100  # columns when stdout is not a terminal and COLUMNS is not set
+from kopt.output import envelope, json_emitted
 
 # command name -> "module:attribute" under kopt.commands
 COMMANDS: dict[str, str] = {
@@ -52,61 +42,10 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def json_option(f: Callable) -> Callable:
-    """The `--json` flag every command that prints results takes, with the one wording."""
-    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(f)
+class KoptGroup(LazyGroup):
+    """The top-level group: the command table above, loaded lazily."""
 
-
-def uniform_json_help(cmd: click.Command) -> click.Command:
-    """Give a command's (and its subcommands') `--json` the shared wording, whoever wrote the option."""
-    for param in cmd.params:
-        if isinstance(param, click.Option) and "--json" in param.opts:
-            param.help = JSON_HELP
-    for sub in getattr(cmd, "commands", {}).values():
-        uniform_json_help(sub)
-    return cmd
-
-
-class Group(click.Group):
-    """A group that answers a mistyped command with the closest names ("did you mean ...?")."""
-
-    def command_names(self, ctx: click.Context) -> list[str]:
-        return self.list_commands(ctx)
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
-        name = args[0] if args else ""
-        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
-            close = difflib.get_close_matches(name, self.command_names(ctx), n=3, cutoff=0.6)
-            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            ctx.fail(f"No such command {name!r}.{hint}")
-        return super().resolve_command(ctx, args)
-
-
-class LazyGroup(Group):
-    """A group whose subcommands are imported on first use; `lazy` maps name -> "module:attribute"
-    under kopt.commands (a module not written yet simply hides its command)."""
-
-    lazy: dict[str, str] = COMMANDS
-
-    def command_names(self, ctx: click.Context) -> list[str]:
-        return sorted(self.lazy)  # no imports: a typo costs nothing
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in self.lazy if self.get_command(ctx, name) is not None)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        target = self.lazy.get(name)
-        if target is None:
-            return None
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(f"kopt.commands.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"kopt.commands.{module_name}":
-                return None
-            raise
-        cmd = getattr(module, attr, None)
-        return uniform_json_help(cmd) if cmd is not None else None
+    lazy = COMMANDS
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -121,7 +60,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 COMPLETION = 'Shell completion: eval "$(_KOPT_COMPLETE=bash_source kopt)" in ~/.bashrc (zsh_source, fish_source).'
 
 
-@click.group(cls=LazyGroup, epilog=COMPLETION)
+@click.group(cls=KoptGroup, epilog=COMPLETION)
 @click.option("--debug", is_flag=True, envvar="KOPT_DEBUG", help="Show full tracebacks.")
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show kopt's, Python's, Triton's and torch's versions and the GPU, then exit.")
@@ -132,45 +71,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _iso_dates(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: (datetime.datetime.fromtimestamp(v, datetime.timezone.utc).isoformat(timespec="seconds")
-                    if k in DATE_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool) else _iso_dates(v))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_iso_dates(v) for v in value]
-    return value
-
-
-def envelope(payload: object) -> dict[str, Any]:
-    """The --json document: schema and kopt versions, then the payload's keys (a list goes under `items`)."""
-    body = payload if isinstance(payload, dict) else {"items": payload}
-    return {"schema": SCHEMA, "kopt": __version__, **_iso_dates(body)}
-
-
-_emitted = False  # a result is on stdout: an error after it goes to stderr, so stdout stays one JSON document
-
-
-def emit_json(payload: object) -> None:
-    """Print a result as JSON for scripts (`--json`), in the shared envelope."""
-    global _emitted
-    click.echo(json.dumps(envelope(payload), indent=2, default=str))
-    _emitted = True
-
-
-def console() -> Console:
-    """The rich console every command prints to: no auto-highlighting; the terminal's width, else COLUMNS or
-    PIPED_WIDTH when piped (colour only on a terminal)."""
-    from rich.console import Console
-
-    columns = os.environ.get("COLUMNS", "")
-    width = None if sys.stdout.isatty() else int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
-    return Console(highlight=False, width=width)
-
-
 def _fail(message: str, kind: str, code: int, as_json: bool) -> None:
     """Report an error in the output's grammar and exit: a JSON object on stdout under --json, else one stderr line."""
-    if as_json and not _emitted:
+    if as_json and not json_emitted():
         click.echo(json.dumps(envelope({"error": message, "kind": kind}), indent=2))
     else:
         plain = kind in ("usage", "aborted", "interrupted")
@@ -211,7 +114,5 @@ def main() -> None:
               as_json)
 
 
-if __name__ == "__main__":  # `python -m kopt.cli`: run the importable module, so commands and main share its state
-    from kopt.cli import main as kopt_main
-
-    kopt_main()
+if __name__ == "__main__":  # `python -m kopt.cli`
+    main()

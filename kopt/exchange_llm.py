@@ -6,8 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from llama_index.core.base.llms.types import (ChatMessage, ChatResponse, CompletionResponse,
-                                              CompletionResponseGen, LLMMetadata)
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+)
 from llama_index.core.llms import CustomLLM
 
 from kopt.exchange import ExchangeChat, ExchangeReply

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kopt.config import Settings
 from kopt.errors import KoptError
 
 PROVIDERS = ("openai-like", "openai", "anthropic", "exchange")
@@ -23,7 +24,7 @@ class ExchangeWaiting(KoptError):
                          "same command again")
 
 
-def make_llm(settings: Any) -> Any | None:
+def make_llm(settings: Settings) -> Any | None:
     """A llama-index LLM, or None when settings.llm_provider is unset."""
     provider = settings.llm_provider
     if not provider:

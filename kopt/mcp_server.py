@@ -13,9 +13,12 @@ one-line tool error naming it, and a bug is a tool error naming it instead of ki
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hmac
 import json
 import logging
+import operator
 import os
 import signal
 import subprocess
@@ -23,16 +26,23 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, TypeVar
+from typing import Annotated, Any, Callable, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, create_model
 
+from kopt.diagnose.escalate import LEVEL_STATUSES, LevelRun
 from kopt.errors import KoptError
+from kopt.harness.bench import BenchResult as BenchOutcome
+from kopt.harness.bench import CaseTiming
+from kopt.harness.validate import CaseCheck, ValidationResult
+from kopt.rounds.store import Round, Run
+from kopt.vocabulary import EVIDENCE_SOURCES, ROUND_OUTCOMES, Evidence, Finding, Level
 
 log = logging.getLogger("kopt.mcp")
 T = TypeVar("T")
@@ -77,6 +87,58 @@ class Loose(BaseModel):
     model_config = {"extra": "ignore"}
 
 
+def _swap(tp: Any, models: dict[type, type[BaseModel]]) -> Any:
+    """`tp` with each domain dataclass in it replaced by its derived model (list[Evidence] -> list[EvidenceModel])."""
+    if tp in models:
+        return models[tp]
+    args = get_args(tp)
+    if not args:
+        return tp
+    swapped = tuple(_swap(a, models) for a in args)
+    origin = get_origin(tp)
+    return functools.reduce(operator.or_, swapped) if origin in (Union, types.UnionType) else origin[swapped]
+
+
+_DERIVED: dict[type, type[BaseModel]] = {}
+
+
+def schema_of(cls: type, name: str, *, base: type[BaseModel] = Loose, exclude: tuple[str, ...] = (),
+              doc: str | None = None, **overrides: Any) -> type[BaseModel]:
+    """The MCP schema of a domain dataclass: its fields, types and defaults, so the two cannot drift apart.
+    `overrides`: field -> (type, default or Field(...)) where an argument needs bounds or a description."""
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in exclude:
+            continue
+        default = (f.default if f.default is not dataclasses.MISSING
+                   else Field(default_factory=f.default_factory) if f.default_factory is not dataclasses.MISSING
+                   else ...)
+        fields[f.name] = overrides.get(f.name, (_swap(hints[f.name], _DERIVED), default))
+    model = create_model(name, __base__=base, __module__=__name__, __doc__=doc, **fields)
+    _DERIVED.setdefault(cls, model)
+    return model
+
+
+EvidenceModel = schema_of(Evidence, "EvidenceModel")
+FindingModel = schema_of(Finding, "FindingModel")
+LevelModel = schema_of(LevelRun, "LevelModel", status=(str, Field(description=" | ".join(LEVEL_STATUSES))))
+CaseCheckModel = schema_of(CaseCheck, "CaseCheckModel")
+ValidateResult = schema_of(ValidationResult, "ValidateResult")
+CaseTimingModel = schema_of(CaseTiming, "CaseTimingModel")
+BenchResult = schema_of(BenchOutcome, "BenchResult")
+RunModel = schema_of(Run, "RunModel")
+RoundModel = schema_of(Round, "RoundModel", outcome=(str, Field(description=" | ".join(ROUND_OUTCOMES))),
+                       candidate=(str | None, Field(None, description="artifact hash of the candidate source")),
+                       evidence=(dict[str, str], Field({}, description="label -> artifact hash (candidate, validation, "
+                                                                        "agent_evidence, ...)")))
+EvidenceIn = schema_of(Evidence, "EvidenceIn", base=BaseModel, exclude=("data",), level=(Level, ...),
+                       doc="One observation an agent cites for its hypothesis.",
+                       source=(Name, Field(description=" | ".join(EVIDENCE_SOURCES))), summary=(Prose, ...),
+                       location=(PathArg | None, Field(None, description="kernel file:line, or compiler "
+                                                                          "path:line@version")))
+
+
 class SearchHit(Loose):
     cite: str = Field(description="path:start-end@version of the chunk")
     score: float
@@ -114,81 +176,12 @@ class CompileResult(Loose):
     kernels: list[KernelIR]
 
 
-class EvidenceModel(Loose):
-    level: str
-    source: str
-    summary: str
-    data: dict[str, Any] = {}
-    location: str | None = None
-
-
-class FindingModel(Loose):
-    id: str
-    level: str
-    message: str
-    confidence: float
-    evidence: list[EvidenceModel] = []
-    kernel_lines: list[int] = []
-    conditions: list[str] = []
-    patterns: list[str] = []
-
-
-class LevelModel(Loose):
-    level: str
-    status: str = Field(description="used | not_needed | skipped | unavailable")
-    reason: str
-    findings: int = 0
-    seconds: float = 0.0
-
-
 class DiagnoseResult(Loose):
     task: str
     target: str
     root_cause: FindingModel | None
     findings: list[FindingModel]
     levels: list[LevelModel]
-
-
-class CaseCheckModel(Loose):
-    case: dict[str, Any]
-    held_out: bool
-    ok: bool
-    seed: int
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    reason: str | None = None
-
-
-class ValidateResult(Loose):
-    ok: bool
-    device: str
-    reason: str | None = None
-    message: str | None = None
-    cases: list[CaseCheckModel] = []
-    held_out_note: str | None = None
-    elapsed_s: float = 0.0
-
-
-class CaseTimingModel(Loose):
-    case: dict[str, Any]
-    kernel_ms: float
-    kernel_ms_min: float
-    kernel_ms_p90: float
-    event_ms: float
-    runs: int
-    gbps: float | None = None
-    tflops: float | None = None
-    roofline_fraction: float | None = None
-    bound: str | None = None
-
-
-class BenchResult(Loose):
-    ok: bool
-    device: str = ""
-    reason: str | None = None
-    message: str | None = None
-    cases: list[CaseTimingModel] = []
-    ceilings: dict[str, Any] = {}
 
 
 class ProfiledKernel(Loose):
@@ -206,46 +199,7 @@ class ProfileResult(Loose):
     findings: list[FindingModel] = []
 
 
-class EvidenceIn(BaseModel):
-    """One observation an agent cites for its hypothesis."""
-
-    level: Literal["L1", "L2", "L3", "L4"]
-    source: Name = Field(description="pattern | timing | ncu | ttir | ttgir | llir | ptx | sass | trajectory | "
-                                     "compiler_source | pass_note | source | compile_log")
-    summary: Prose
-    location: PathArg | None = Field(None, description="kernel file:line, or compiler path:line@version")
-
-
 Evidences = Annotated[list[EvidenceIn], Field(max_length=MAX_ITEMS)]
-
-
-class RunModel(Loose):
-    run_id: str
-    task_path: str
-    status: str
-    stop_reason: str | None = None
-    created: float
-    baseline: list[float | None] = []
-    timing: dict[str, Any] = {}
-    initial: dict[str, Any] = {}
-
-
-class RoundModel(Loose):
-    run_id: str
-    n: int
-    level_reached: str | None = None
-    hypothesis: str
-    finding_ids: list[str] = []
-    pattern_id: str | None = None
-    proposer: str
-    candidate: str | None = Field(None, description="artifact hash of the candidate source")
-    outcome: str = Field(description="compile_error | incorrect | timeout | crash | slower | improved | untimed | rejected")
-    message: str | None = None
-    case_times: list[float | None] = []
-    speedup_initial: float | None = None
-    speedup_best: float | None = None
-    evidence: dict[str, str] = Field({}, description="label -> artifact hash (candidate, validation, agent_evidence, ...)")
-    roofline: list[float | None] = []
 
 
 class RunsResult(Loose):
@@ -506,7 +460,8 @@ def _diagnose(ws: Workspace, emit: Callable[[str], None], task: str, level: str,
 
 def _ask(ws: Workspace, emit: Callable[[str], None], question: str, kernel: str | None, target: str | None,
          prose: bool) -> dict[str, Any]:
-    from kopt.ask import ask as kopt_ask, parse_kernel_arg
+    from kopt.ask import ask as kopt_ask
+    from kopt.ask import parse_kernel_arg
     from kopt.llm import make_llm
 
     path, line = parse_kernel_arg(kernel) if kernel else (None, None)
@@ -592,18 +547,17 @@ class KoptMCPServer(MCPServer):
             raise
 
 
-def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCPServer:
-    """An MCPServer whose tools act on `workspace` and nothing outside it; `limits`: seconds per tool name."""
-    ws = Workspace(workspace)
-    limit = {**TOOL_LIMITS_S, **(limits or {})}
-    server = KoptMCPServer("kopt", instructions=INSTRUCTIONS, log_level="WARNING")
+class Tools:
+    """The MCP tools, one method each, acting on `ws` and nothing outside it, each within its limit in seconds."""
 
-    def harness_timeout(tool: str, asked: float = float("inf")) -> float:
+    def __init__(self, ws: Workspace, limit: dict[str, float]):
+        self.ws, self.limit = ws, limit
+
+    def harness_timeout(self, tool: str, asked: float = float("inf")) -> float:
         """A sandboxed harness call's own limit: inside the tool's, so the harness reports the timeout itself."""
-        return max(1.0, min(asked, limit[tool] - min(HARNESS_GRACE_S, limit[tool] / 4)))
+        return max(1.0, min(asked, self.limit[tool] - min(HARNESS_GRACE_S, self.limit[tool] / 4)))
 
-    @server.tool()
-    async def search(query: Query, ctx: Context, corpus: Names | None = None,
+    async def search(self, query: Query, ctx: Context, corpus: Names | None = None,
                      k: Annotated[int, Field(ge=1, le=100)] = 8, mode: Literal["hybrid", "dense", "sparse"] = "hybrid",
                      kind: Name | None = None, path: PathArg | None = None) -> SearchResult:
         """Hybrid search over the ingested knowledge: compiler source, pass notes, the pattern catalog.
@@ -611,7 +565,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         def run() -> SearchResult:
             from kopt.index import open_index, worker
 
-            settings = ws.settings()
+            settings = self.ws.settings()
             asked = {"corpus": corpus or None, "k": k, "mode": mode, "filters": {"kind": kind, "path": path}}
             hits = worker.call(settings, "search", query, **asked)  # the index's warm worker, shared with the CLI
             if hits is None:  # none warm yet (this call starts one): search here
@@ -624,11 +578,10 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
                 SearchHit(cite=h.cite(), score=h.score, corpus=h.meta.get("corpus"), kind=h.meta.get("kind"),
                           symbol=h.meta.get("symbol"), text=h.text) for h in hits])
 
-        return await _step(ctx, 0, 1, "searching the index", lambda: _with_index(limit["search"], run),
-                           tool="search", limit=limit["search"])
+        return await _step(ctx, 0, 1, "searching the index", lambda: _with_index(self.limit["search"], run),
+                           tool="search", limit=self.limit["search"])
 
-    @server.tool()
-    async def ask(question: Query, ctx: Context, kernel: PathArg | None = None, target: Name | None = None,
+    async def ask(self, question: Query, ctx: Context, kernel: PathArg | None = None, target: Name | None = None,
                   prose: bool = False) -> AskResult:
         """Answer a why-question about a kernel or the compiler from evidence: the L3 facts at a line, the
         mechanism from the pass notes, cited compiler source, the fix. `kernel` is TASK or TASK:LINE (a workspace
@@ -638,26 +591,25 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             from kopt.ask import parse_kernel_arg
 
             path, _ = parse_kernel_arg(kernel)
-            ws.path(str(path), what="kernel")
-            return AskResult.model_validate(await _in_child(ctx, ws, "ask", args, "gathering evidence and compiler "
-                                                            "source", limit=limit["ask"]))
+            self.ws.path(str(path), what="kernel")
+            return AskResult.model_validate(await _in_child(ctx, self.ws, "ask", args, "gathering evidence and compiler "
+                                                            "source", limit=self.limit["ask"]))
         return await _step(ctx, 0, 1, "gathering evidence and compiler source",
-                           lambda: _with_index(limit["ask"], lambda: AskResult.model_validate(_ask(ws, lambda _: None, **args))),
-                           tool="ask", limit=limit["ask"])
+                           lambda: _with_index(self.limit["ask"], lambda: AskResult.model_validate(_ask(self.ws, lambda _: None, **args))),
+                           tool="ask", limit=self.limit["ask"])
 
-    @server.tool()
-    async def compile_ir(task: PathArg, ctx: Context, stage: Literal["ttir", "ttgir", "llir", "ptx", "sass"] | None = None,
+    async def compile_ir(self, task: PathArg, ctx: Context, stage: Literal["ttir", "ttgir", "llir", "ptx", "sass"] | None = None,
                          target: Name | None = None, case: NonNegative = 0,
                          kernel: Name | None = None) -> CompileResult:
         """AOT-compile a task's kernels for a GPU target (e.g. sm_90; no GPU needed): resource usage per kernel,
         and the text of one IR stage when `stage` is given (`kernel` narrows it to one kernel by name)."""
-        path = ws.path(task, what="task")
+        path = self.ws.path(task, what="task")
 
         def run() -> CompileResult:  # the harness's sandboxed compile: the task is imported in a contained child
             from kopt.harness.compile import compile_sandboxed
 
-            kernels = compile_sandboxed(path, case=case, target=target or ws.settings().target,
-                                        stages=[stage] if stage else None, timeout_s=harness_timeout("compile_ir"))
+            kernels = compile_sandboxed(path, case=case, target=target or self.ws.settings().target,
+                                        stages=[stage] if stage else None, timeout_s=self.harness_timeout("compile_ir"))
             if kernel:
                 kernels = [k for k in kernels if k.name == kernel]
                 if not kernels:
@@ -673,59 +625,55 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
                     ir=text[:IR_LIMIT] if text else text, truncated=bool(text and len(text) > IR_LIMIT)))
             return CompileResult(task=str(path), case=case, kernels=out)
 
-        return await _step(ctx, 0, 1, f"compiling {path.name}", run, tool="compile_ir", limit=limit["compile_ir"])
+        return await _step(ctx, 0, 1, f"compiling {path.name}", run, tool="compile_ir", limit=self.limit["compile_ir"])
 
-    @server.tool()
-    async def diagnose(task: PathArg, ctx: Context, level: Literal["auto", "L1", "L2", "L3", "L4"] = "auto",
+    async def diagnose(self, task: PathArg, ctx: Context, level: Literal["auto", "L1", "L2", "L3", "L4"] = "auto",
                        gpu: bool = True, case: NonNegative | None = None,
                        failed: Names | None = None) -> DiagnoseResult:
         """Why is this kernel slow? Escalates L1 -> L4 and stops at the first level with a grounded hypothesis
         (`level` forces a depth). `failed`: finding or pattern ids already tried without a win, to go deeper."""
-        path = ws.path(task, what="task")
+        path = self.ws.path(task, what="task")
         args = {"task": task, "level": level, "gpu": gpu, "case": case, "failed": failed or []}
-        return DiagnoseResult.model_validate(await _in_child(ctx, ws, "diagnose", args, f"diagnosing {path.name}",
-                                                             limit=limit["diagnose"]))
+        return DiagnoseResult.model_validate(await _in_child(ctx, self.ws, "diagnose", args, f"diagnosing {path.name}",
+                                                             limit=self.limit["diagnose"]))
 
-    @server.tool()
-    async def validate(task: PathArg, ctx: Context, candidate: PathArg | None = None,
+    async def validate(self, task: PathArg, ctx: Context, candidate: PathArg | None = None,
                        seed: Annotated[int, Field(ge=0, lt=2**63)] | None = None,
                        timeout_s: Annotated[float, Field(gt=0)] = 600.0) -> ValidateResult:
         """Check the task's kernels (or a candidate file's entry) against the reference on every case, fresh
         inputs, outputs poisoned, held-out shapes; in a sandboxed child (CPU: the Triton interpreter)."""
-        path = ws.path(task, what="task")
-        cand = ws.path(candidate, what="candidate") if candidate else None
+        path = self.ws.path(task, what="task")
+        cand = self.ws.path(candidate, what="candidate") if candidate else None
 
         def run() -> ValidateResult:
             from kopt.harness.validate import validate as kopt_validate
 
             return ValidateResult.model_validate(kopt_validate(
-                path, cand, timeout_s=harness_timeout("validate", timeout_s), seed=seed).to_dict())
+                path, cand, timeout_s=self.harness_timeout("validate", timeout_s), seed=seed).to_dict())
 
         return await _step(ctx, 0, 1, f"validating {(cand or path).name}", run, tool="validate",
-                           limit=limit["validate"])
+                           limit=self.limit["validate"])
 
-    @server.tool()
-    async def bench(task: PathArg, ctx: Context, candidate: PathArg | None = None,
+    async def bench(self, task: PathArg, ctx: Context, candidate: PathArg | None = None,
                     cases: Indices | None = None,
                     timeout_s: Annotated[float, Field(gt=0)] = 900.0) -> BenchResult:
         """Kernel-only GPU timing (L2 flushed, fresh inputs, median of many runs) on the device roofline.
         Needs a CUDA GPU; without one this is a tool error saying so."""
-        path = ws.path(task, what="task")
-        cand = ws.path(candidate, what="candidate") if candidate else None
+        path = self.ws.path(task, what="task")
+        cand = self.ws.path(candidate, what="candidate") if candidate else None
 
         def run() -> BenchResult:
             from kopt.harness.bench import bench as kopt_bench
 
             return BenchResult.model_validate(kopt_bench(
-                path, cand, timeout_s=harness_timeout("bench", timeout_s), cases=cases).to_dict())
+                path, cand, timeout_s=self.harness_timeout("bench", timeout_s), cases=cases).to_dict())
 
-        return await _step(ctx, 0, 1, f"timing {(cand or path).name}", run, tool="bench", limit=limit["bench"])
+        return await _step(ctx, 0, 1, f"timing {(cand or path).name}", run, tool="bench", limit=self.limit["bench"])
 
-    @server.tool()
-    async def profile(task: PathArg, ctx: Context, case: NonNegative = 0) -> ProfileResult:
+    async def profile(self, task: PathArg, ctx: Context, case: NonNegative = 0) -> ProfileResult:
         """Nsight Compute metrics and rule messages for one call of the task (L2 evidence), with the findings
         they support. Without a GPU or ncu: available=false and the reason."""
-        path = ws.path(task, what="task")
+        path = self.ws.path(task, what="task")
 
         def run() -> ProfileResult:  # the task runs under ncu in a child of profile_task, not here
             from kopt.diagnose.escalate import gpu_unavailable
@@ -736,7 +684,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             from kopt.diagnose.l2 import result_findings
             from kopt.diagnose.ncu import profile_task
 
-            result = profile_task(path, case, timeout=harness_timeout("profile"))
+            result = profile_task(path, case, timeout=self.harness_timeout("profile"))
             return ProfileResult(
                 available=result.available, reason=result.reason,
                 kernels=[ProfiledKernel.model_validate({**vars(k), "rules": [vars(r) if not isinstance(r, dict) else r
@@ -744,18 +692,16 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
                          for k in result.kernels],
                 findings=[_finding(f) for f in result_findings(result)])
 
-        return await _step(ctx, 0, 1, f"profiling {path.name}", run, tool="profile", limit=limit["profile"])
+        return await _step(ctx, 0, 1, f"profiling {path.name}", run, tool="profile", limit=self.limit["profile"])
 
-    @server.tool()
-    async def start_run(task: PathArg, ctx: Context, note: Prose | None = None) -> RunModel:
+    async def start_run(self, task: PathArg, ctx: Context, note: Prose | None = None) -> RunModel:
         """Open an optimization run: validates the task's own kernel and times it (GPU) as the baseline.
         Then diagnose, and send every candidate through record_round, one hypothesis per round."""
-        path = ws.path(task, what="task")
-        return RunModel.model_validate(await _in_child(ctx, ws, "start_run", {"task": task, "note": note},
-                                                       f"starting a run on {path.name}", limit=limit["start_run"]))
+        path = self.ws.path(task, what="task")
+        return RunModel.model_validate(await _in_child(ctx, self.ws, "start_run", {"task": task, "note": note},
+                                                       f"starting a run on {path.name}", limit=self.limit["start_run"]))
 
-    @server.tool()
-    async def record_round(run_id: Name, hypothesis: Prose, evidence: Evidences,
+    async def record_round(self, run_id: Name, hypothesis: Prose, evidence: Evidences,
                            candidate: PathArg, ctx: Context,
                            finding_ids: Names | None = None, pattern_id: Name | None = None,
                            level_reached: Literal["L1", "L2", "L3", "L4"] | None = None,
@@ -764,13 +710,14 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         task file; only kernels and their launch may change) that acts on it. The harness validates it on every
         case and the held-out shapes and times it (GPU) before the round is stored: a wrong candidate is
         recorded as incorrect, an untimed one (no GPU) as untimed, and only a measured gain as improved."""
-        from kopt.diagnose.findings import FINDING_IDS
+        from kopt.harness.guard import check_candidate
         from kopt.harness.validate import validate as kopt_validate
-        from kopt.optimize import bench_times, judge, speedup, validation_summary
-        from kopt.rewrite.guard import check_candidate
-        from kopt.rounds.store import Round, best_round
+        from kopt.optimize import bench_times, judge, validation_summary
+        from kopt.optimize import record_round as kopt_record_round
+        from kopt.rounds.store import best_round
+        from kopt.vocabulary import FINDING_IDS
 
-        cand = ws.path(candidate, what="candidate")
+        cand = self.ws.path(candidate, what="candidate")
         if not evidence:
             raise ToolError("a round needs evidence: cite at least one observation (level, source, summary)")
         unknown = [f for f in finding_ids or [] if f not in FINDING_IDS]
@@ -781,7 +728,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         except (OSError, UnicodeDecodeError) as exc:
             raise ToolError(f"{candidate}: cannot read the candidate ({exc})") from exc
         start = time.monotonic()
-        deadline = start + limit["record_round"]
+        deadline = start + self.limit["record_round"]
 
         def left() -> float:
             return max(1.0, deadline - time.monotonic())
@@ -789,7 +736,7 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
         def read(store):
             return store.run(run_id), store.get(store.run(run_id).task_hash)
 
-        run, initial_source = await _step(ctx, 0, 4, "opening the run", lambda: _with_store(ws, read),
+        run, initial_source = await _step(ctx, 0, 4, "opening the run", lambda: _with_store(self.ws, read),
                                           tool="record_round", limit=left())
         task_path = Path(run.task_path)
         problem = check_candidate(initial_source, source)
@@ -810,25 +757,20 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             validation = validation_summary(checked) if checked is not None else None
             base = best.case_times if best else run.baseline
             outcome, message = judge(problem, validation, timed, run.timing.get("reason"), base)
-            times, roofline = (timed["times"], timed["roofline"]) if timed and timed["ok"] else ([], [])
+            times, roofline = (timed.times, timed.roofline) if timed and timed.ok else ([], [])
             if checked is not None:
                 artifacts["validation"] = store.put_json(checked.to_dict())
-            rnd = Round(
-                run_id=run.run_id, n=len(rounds) + 1, level_reached=level_reached, hypothesis=hypothesis.strip(),
-                hypothesis_key=f"{finding_ids[0] if finding_ids else 'agent'}/{pattern_id or 'llm'}",
-                finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
-                candidate=artifacts["candidate"], outcome=outcome, message=message, case_times=times,
-                speedup_initial=speedup(run.baseline, times) if times else None,
-                speedup_best=speedup(base, times) if times else None,
-                evidence=artifacts, roofline=roofline, seconds=round(time.monotonic() - start, 2))
-            store.add_round(rnd)
+            rnd = kopt_record_round(store, run, n=len(rounds) + 1, hypothesis=hypothesis.strip(),
+                                    finding_ids=finding_ids or [], pattern_id=pattern_id, proposer=proposer,
+                                    source=source, outcome=outcome, message=message, times=times, roofline=roofline,
+                                    base=base, evidence=artifacts, level_reached=level_reached,
+                                    seconds=time.monotonic() - start)
             return RoundModel.model_validate(rnd.to_dict())
 
-        return await _step(ctx, 3, 4, "recording the round", lambda: _with_store(ws, commit), tool="record_round",
+        return await _step(ctx, 3, 4, "recording the round", lambda: _with_store(self.ws, commit), tool="record_round",
                            limit=left() + HARNESS_GRACE_S)
 
-    @server.tool()
-    async def runs(ctx: Context, run_id: Name | None = None) -> RunsResult:
+    async def runs(self, ctx: Context, run_id: Name | None = None) -> RunsResult:
         """The workspace's optimization runs; with `run_id` (or a unique prefix), that run and its rounds."""
         def read(store) -> RunsResult:
             if run_id is None:
@@ -837,23 +779,23 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
             return RunsResult(runs=[RunModel.model_validate(one.to_dict())],
                               rounds=[RoundModel.model_validate(r.to_dict()) for r in store.rounds(one.run_id)])
 
-        return await _step(ctx, 0, 1, "reading the rounds store", lambda: _with_store(ws, read), tool="runs",
-                           limit=limit["runs"])
+        return await _step(ctx, 0, 1, "reading the rounds store", lambda: _with_store(self.ws, read), tool="runs",
+                           limit=self.limit["runs"])
 
-    @server.tool()
-    async def synthesize(ctx: Context, runs: Names | None = None, dry_run: bool = False,
+    async def synthesize(self, ctx: Context, runs: Names | None = None, dry_run: bool = False,
                          index: bool = True) -> SynthesizeResult:
         """The slow pass: group validated wins across runs into new or re-weighted catalog patterns, written to
         the workspace's .kopt/patterns (this server writes nowhere else). `index`: upsert them into the index
         too, when the index lives in the workspace; `kopt synthesize` in a shell publishes to KOPT_HOME."""
         def run() -> SynthesizeResult:
-            from kopt.synthesize import synthesize as kopt_synthesize, upsert_index
+            from kopt.synthesize import synthesize as kopt_synthesize
+            from kopt.synthesize import upsert_index
 
-            if not (ws.root / ".kopt" / "rounds.sqlite").is_file():
-                raise ToolError(f"{ws.root}: no rounds store in this workspace yet (start_run and record_round first)")
-            settings = ws.settings()
-            out = ws.root / ".kopt" / "patterns"
-            actions = _with_store(ws, lambda store: kopt_synthesize(store, out, run_ids=runs, dry_run=dry_run))
+            if not (self.ws.root / ".kopt" / "rounds.sqlite").is_file():
+                raise ToolError(f"{self.ws.root}: no rounds store in this workspace yet (start_run and record_round first)")
+            settings = self.ws.settings()
+            out = self.ws.root / ".kopt" / "patterns"
+            actions = _with_store(self.ws, lambda store: kopt_synthesize(store, out, run_ids=runs, dry_run=dry_run))
             written = [Path(a.path) for a in actions if a.path and a.kind != "skip"]
             fresh = [p for p in written if "kind: synthesized" in p.read_text()] if not dry_run else []
             index_path = Path(settings.index_path).resolve()
@@ -861,17 +803,25 @@ def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCP
                 note = "dry run: nothing written"
             elif not index:
                 note = "index: skipped (index=false)"
-            elif settings.qdrant_url or not index_path.is_relative_to(ws.root):
+            elif settings.qdrant_url or not index_path.is_relative_to(self.ws.root):
                 note = (f"index: skipped (the index at {settings.qdrant_url or index_path} is outside the workspace; "
                         "`kopt synthesize` in a shell publishes the patterns and upserts them)")
             else:
-                note = _with_index(limit["synthesize"], lambda: upsert_index(settings, fresh))
+                note = _with_index(self.limit["synthesize"], lambda: upsert_index(settings, fresh))
             return SynthesizeResult(out=str(out), dry_run=dry_run, index=note,
                                     actions=[SynthesisAction.model_validate(a.to_dict()) for a in actions])
 
         return await _step(ctx, 0, 1, "synthesizing patterns from validated rounds", run, tool="synthesize",
-                           limit=limit["synthesize"])
+                           limit=self.limit["synthesize"])
 
+
+def build_server(workspace: Path, limits: dict[str, float] | None = None) -> MCPServer:
+    """An MCPServer whose tools (TOOL_LIMITS_S names them) act on `workspace` and nothing outside it; `limits`:
+    seconds per tool name."""
+    tools = Tools(Workspace(workspace), {**TOOL_LIMITS_S, **(limits or {})})
+    server = KoptMCPServer("kopt", instructions=INSTRUCTIONS, log_level="WARNING")
+    for name in TOOL_LIMITS_S:
+        server.tool()(getattr(tools, name))
     return server
 
 

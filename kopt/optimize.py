@@ -22,26 +22,29 @@ import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from kopt.config import Settings
 from kopt.diagnose.escalate import SYMPTOMS
-from kopt.diagnose.findings import Finding
-from kopt.diagnose.l1 import fits, l1_view
+from kopt.diagnose.l1 import fits
+from kopt.diagnose.l1_detectors import l1_view
 from kopt.errors import KoptError
 from kopt.llm import ExchangeWaiting
 from kopt.patterns import Pattern
-from kopt.rounds.store import Round, RoundsStore, Run, best_round
+from kopt.rounds.store import Round, RoundsStore, Run, best_round, hypothesis_key
+from kopt.vocabulary import Finding, Outcome
 
 ROOFLINE_STOP = 0.9  # within 10% of the roofline: stop
 MIN_GAIN = 1.02  # a candidate must beat the best by 2% (geomean) to count as improved: timing noise
 # ...and may not be slower than the best on any one case by more than this: one case's median is noisier than
 # a geomean over all of them, so its noise band is wider (a faster geomean that hides a 1.8x slower case is no win)
 CASE_NOISE = 1.05
-VALIDATION_TO_OUTCOME = {"compile_error": "compile_error", "incorrect": "incorrect", "timeout": "timeout",
-                         "crash": "crash", "cuda_error": "crash", "oom": "crash", "exception": "crash",
-                         "cheat": "rejected"}  # cheat: the integrity check or the harness caught a gamed result
+VALIDATION_TO_OUTCOME = {"compile_error": Outcome.COMPILE_ERROR, "incorrect": Outcome.INCORRECT,
+                         "timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH, "cuda_error": Outcome.CRASH,
+                         "oom": Outcome.CRASH, "exception": Outcome.CRASH,
+                         "cheat": Outcome.REJECTED}  # cheat: the integrity check or the harness caught a gamed result
 Event = Callable[[str, dict[str, Any]], None]
 # --policy (kopt eval suite's causal isolation): how deep each round's diagnosis goes.
 # progressive: escalate as designed; profile-only: L2 (profiler) evidence only; always-deep: every level every round;
@@ -72,7 +75,7 @@ class Hypothesis:
 
     @property
     def key(self) -> str:
-        return f"{self.finding.id}/{self.pattern_id}" if self.finding else "llm"
+        return hypothesis_key(self.finding.id if self.finding else None, self.pattern_id)
 
 
 @dataclass
@@ -85,7 +88,9 @@ class Candidate:
 
 
 @dataclass
-class Outcome:
+class Evaluation:
+    """What validating (and timing) one candidate found: the round's outcome and the variants tried."""
+
     outcome: str
     message: str | None
     times: list[float | None]
@@ -104,34 +109,61 @@ def speedup(base: list[float | None], new: list[float | None]) -> float | None:
     return geomean([b / n for b, n in zip(base, new) if b and n])
 
 
-def validation_summary(r: Any) -> dict[str, Any]:
+@dataclass
+class Validated:
     """What a round keeps of a harness ValidationResult (and what `judge` reads)."""
-    return {"ok": r.ok, "reason": r.reason, "message": r.message, "cases": len(r.cases), "device": r.device,
-            "held_out": sum(c.held_out for c in r.cases), "note": r.held_out_note}
+
+    ok: bool
+    reason: str | None = None
+    message: str | None = None
+    cases: int = 0  # cases checked, held-out shapes included
+    device: str = ""
+    held_out: int = 0
+    note: str | None = None  # why held-out shapes were not run, if they were not
 
 
-def judge(problem: str | None, validation: dict[str, Any] | None, timing: dict[str, Any] | None,
-          untimed_reason: str | None, base: list[float | None]) -> tuple[str, str | None]:
+@dataclass
+class Timing:
+    """A candidate's times through the sandboxed bench, per case in CASES order; or, when not ok, the outcome and
+    message of the failure."""
+
+    ok: bool
+    times: list[float | None] = field(default_factory=list)  # kernel ms
+    roofline: list[float | None] = field(default_factory=list)  # fraction of the roofline bound
+    cases: list[Any] = field(default_factory=list)
+    bound: list[str | None] = field(default_factory=list)  # memory | compute
+    outcome: Outcome | None = None
+    message: str | None = None
+
+
+def validation_summary(r: Any) -> Validated:
+    """What a round keeps of a harness ValidationResult."""
+    return Validated(r.ok, r.reason, r.message, len(r.cases), r.device, sum(c.held_out for c in r.cases),
+                     r.held_out_note)
+
+
+def judge(problem: str | None, validation: Validated | None, timing: Timing | None,
+          untimed_reason: str | None, base: list[float | None]) -> tuple[Outcome, str | None]:
     """(outcome, message) of one candidate, stage by stage: the one rule for the loop and MCP record_round.
     `problem`: the guard's objection; `validation`: validation_summary, or None if not run; `timing`: bench_times,
     or None if not timed; `base`: the case times to beat."""
     if problem:
-        return "rejected", f"candidate rejected: {problem}"
-    if not validation["ok"]:
-        return VALIDATION_TO_OUTCOME.get(validation["reason"] or "", "crash"), validation["message"]
+        return Outcome.REJECTED, f"candidate rejected: {problem}"
+    if not validation.ok:
+        return VALIDATION_TO_OUTCOME.get(validation.reason or "", Outcome.CRASH), validation.message
     if timing is None:
-        return "untimed", f"validated on {validation['cases']} cases; {untimed_reason}"
-    if not timing["ok"]:
-        return timing["outcome"], timing["message"]
-    gain = speedup(base, timing["times"]) or 0
+        return Outcome.UNTIMED, f"validated on {validation.cases} cases; {untimed_reason}"
+    if not timing.ok:
+        return Outcome(timing.outcome), timing.message
+    gain = speedup(base, timing.times) or 0
     if gain < MIN_GAIN:
-        return "slower", f"x{gain:.3f} vs the best so far (not faster)"
-    regressed = regressions(base, timing["times"], timing.get("cases"))
+        return Outcome.SLOWER, f"x{gain:.3f} vs the best so far (not faster)"
+    regressed = regressions(base, timing.times, timing.cases)
     if regressed:
-        return "slower", (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} of "
-                          f"{len(timing['times'])} cases: {'; '.join(regressed)}; not a win (an entry that dispatches "
-                          "by shape, this kernel only where it is faster, would keep both)")
-    return "improved", f"x{gain:.3f} vs the best so far"
+        return Outcome.SLOWER, (f"x{gain:.3f} geomean vs the best so far, but slower beyond noise on {len(regressed)} "
+                                f"of {len(timing.times)} cases: {'; '.join(regressed)}; not a win (an entry that "
+                                "dispatches by shape, this kernel only where it is faster, would keep both)")
+    return Outcome.IMPROVED, f"x{gain:.3f} vs the best so far"
 
 
 def regressions(base: list[float | None], new: list[float | None], cases: list | None = None) -> list[str]:
@@ -154,7 +186,7 @@ def timing_available() -> tuple[bool, str]:
 class Optimizer:
     """One run of the loop over a task; `run()` goes until a stop condition and returns the summary."""
 
-    def __init__(self, task_path: Path, settings: Any, store: RoundsStore, run: Run, on_event: Event | None = None,
+    def __init__(self, task_path: Path, settings: Settings, store: RoundsStore, run: Run, on_event: Event | None = None,
                  out: Path | None = None):
         from kopt.patterns import load_patterns
 
@@ -411,7 +443,7 @@ class Optimizer:
         if state.get("findings"):
             evidence["findings"] = state["findings"]
         if not reply.source:
-            result = Outcome("unparsable" if reply.unparsable else "proposer_error", reply.error, [], [], [], None)
+            result = Evaluation(Outcome.UNPARSABLE if reply.unparsable else Outcome.PROPOSER_ERROR, reply.error, [], [], [], None)
         else:
             self.emit("phase", {"n": n, "phase": "validating llm"})
             result = self.evaluate(n, candidate, best)
@@ -437,11 +469,11 @@ class Optimizer:
 
     # --- validation and timing -----------------------------------------------------------------
 
-    def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Outcome:
+    def evaluate(self, n: int, candidate: Candidate, best: Round | None) -> Evaluation:
         """Validate (and time, with a GPU) the candidate, or each launch-config variant and keep the best.
         Several variants on a GPU are timed first and validated fastest first, until one passes: only the
         winner needs validating, and it is validated on every case before it can win."""
-        from kopt.rewrite.guard import check_candidate
+        from kopt.harness.guard import check_candidate
 
         proposal = self.proposal
         variants = [(v.label, v.source) for v in proposal.variants] if proposal else [(candidate.label, candidate.source)]
@@ -467,16 +499,16 @@ class Optimizer:
         else:
             best_trial = self.validate_then_time(n, staged, base)
         if fixed_launches and not self.timed:
-            failed = [t for t in trials if t["outcome"] != "untimed"]
-            pick = failed[0] if failed else dict(trials[0], outcome="untimed", message=(
+            failed = [t for t in trials if t["outcome"] != Outcome.UNTIMED]
+            pick = failed[0] if failed else dict(trials[0], outcome=Outcome.UNTIMED, message=(
                 f"autotune needs a GPU to run; its {len(trials)} configs validated as fixed launches "
                 f"({self.timing_reason})"))
-            return Outcome(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source,
+            return Evaluation(pick["outcome"], pick["message"], [], [], trials, proposal.variants[0].source,
                            proposal.variants[0].label)
         if best_trial is None:
             first = trials[0]
-            return Outcome(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
-        return Outcome(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
+            return Evaluation(first["outcome"], first["message"], [], [], trials, variants[0][1], first["label"])
+        return Evaluation(best_trial["outcome"], f"{best_trial['label']}: {best_trial['message']}", best_trial["times"],
                        best_trial["roofline"], trials, best_trial["source"], best_trial["label"])
 
     def validate_then_time(self, n: int, staged: list, base: list[float | None]) -> dict[str, Any] | None:
@@ -488,15 +520,15 @@ class Optimizer:
                 ahead = pool.submit(bench_reference_or_none, self.task_path, seed) if self.timed else None
                 v = self.validate(path)
                 t = None
-                trial.update(validation=v)
-                if v["ok"] and self.timed:
+                trial.update(validation=asdict(v))
+                if v.ok and self.timed:
                     self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
                     t = bench_times(self.task_path, path, ahead.result(), seed)
-                    trial.update(times=t["times"], roofline=t["roofline"])
+                    trial.update(times=t.times, roofline=t.roofline)
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
-            if not (t and t["ok"]):  # failed or untimed: no gain to compare
+            if not (t and t.ok):  # failed or untimed: no gain to compare
                 continue
-            trial["speedup_best"] = speedup(base, t["times"])
+            trial["speedup_best"] = speedup(base, t.times)
             if best_trial is None or (trial["speedup_best"] or 0) > (best_trial["speedup_best"] or 0):
                 best_trial = dict(trial, source=source)
         return best_trial
@@ -507,40 +539,39 @@ class Optimizer:
         for trial, source, path in staged:
             self.emit("phase", {"n": n, "phase": f"timing {trial['label']}"})
             t = self.bench(path)
-            trial.update(times=t["times"], roofline=t["roofline"])
-            if not t["ok"]:
-                trial["outcome"], trial["message"] = t["outcome"], t["message"]
+            trial.update(times=t.times, roofline=t.roofline)
+            if not t.ok:
+                trial["outcome"], trial["message"] = t.outcome, t.message
                 continue
-            trial["speedup_best"] = speedup(base, t["times"])
+            trial["speedup_best"] = speedup(base, t.times)
             timed.append((trial, source, path, t))
         timed.sort(key=lambda x: x[0]["speedup_best"] or 0, reverse=True)
         for k, (trial, source, path, t) in enumerate(timed):
             self.emit("phase", {"n": n, "phase": f"validating {trial['label']}"})
             v = self.validate(path)
-            trial.update(validation=v)
+            trial.update(validation=asdict(v))
             trial["outcome"], trial["message"] = judge(None, v, t, self.timing_reason, base)
-            if v["ok"]:
+            if v.ok:
                 for slower, *_ in timed[k + 1:]:
-                    slower["outcome"], slower["message"] = "not_validated", f"slower than {trial['label']}"
+                    slower["outcome"], slower["message"] = Outcome.NOT_VALIDATED, f"slower than {trial['label']}"
                 return dict(trial, source=source)
         return None
 
-    def validate(self, path: Path) -> dict[str, Any]:
+    def validate(self, path: Path) -> Validated:
         from kopt.harness.validate import validate
 
         return validation_summary(validate(self.task_path, path, timeout_s=300))
 
-    def bench(self, path: Path) -> dict[str, Any]:
+    def bench(self, path: Path) -> Timing:
         return bench_times(self.task_path, path)
 
     # --- recording -----------------------------------------------------------------------------
 
-    def commit(self, n: int, hyp: Hypothesis | None, cand: Candidate, result: Outcome, best: Round | None,
+    def commit(self, n: int, hyp: Hypothesis | None, cand: Candidate, result: Evaluation, best: Round | None,
                evidence: dict[str, str], levels: list[dict], reached: str | None, skipped: list[str], t0: float,
                finding_ids: list[str] | None = None) -> None:
         """Store round n. `hyp` None: an LLM round, whose hypothesis is its reply's Change line and whose
         `finding_ids` are the findings its prompt showed (its key names the top one, for synthesis)."""
-        digest = self.store.put(result.source) if result.source else None
         evidence["trials"] = self.store.put_json(result.trials)
         f = hyp.finding if hyp else None
         label = result.label or cand.label
@@ -548,16 +579,12 @@ class Optimizer:
         if f:
             where = f"{f.level} {f.id}" + (f" at line {', '.join(map(str, f.kernel_lines[:3]))}" if f.kernel_lines else "")
             hypothesis = f"{where}: {hypothesis}"
-        rnd = Round(
-            run_id=self.run_row.run_id, n=n, level_reached=reached, hypothesis=hypothesis,
-            hypothesis_key=hyp.key if hyp else "/".join([*(finding_ids or [])[:1], "llm"]),
-            finding_ids=[f.id] if f else list(finding_ids or []),
-            pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, candidate=digest,
-            outcome=result.outcome, message=result.message, case_times=result.times,
-            speedup_initial=speedup(self.run_row.baseline, result.times) if result.times else None,
-            speedup_best=speedup(self.best_times(best), result.times) if result.times else None,
-            evidence=evidence, levels=levels, skipped=skipped, roofline=result.roofline, seconds=round(time.monotonic() - t0, 2))
-        self.store.add_round(rnd)
+        rnd = record_round(self.store, self.run_row, n=n, hypothesis=hypothesis,
+                           finding_ids=[f.id] if f else list(finding_ids or []),
+                           pattern_id=hyp.pattern_id if hyp else None, proposer=cand.proposer, source=result.source,
+                           outcome=result.outcome, message=result.message, times=result.times,
+                           roofline=result.roofline, base=self.best_times(best), evidence=evidence,
+                           level_reached=reached, levels=levels, skipped=skipped, seconds=time.monotonic() - t0)
         self.emit("round", {"round": rnd.to_dict()})
 
     def write_best(self, best: Round, rounds: list[Round]) -> Path:
@@ -570,9 +597,28 @@ class Optimizer:
         return out
 
 
+def record_round(store: RoundsStore, run: Run, *, n: int, hypothesis: str, finding_ids: list[str],
+                 pattern_id: str | None, proposer: str, source: str | None, outcome: str, message: str | None,
+                 times: list[float | None], roofline: list[float | None], base: list[float | None],
+                 evidence: dict[str, str], level_reached: str | None, seconds: float,
+                 levels: list[dict] | None = None, skipped: list[str] | None = None) -> Round:
+    """Store round n of `run`: the one way a round is recorded, for the loop and MCP `record_round` alike (one
+    hypothesis key, one outcome list, speedups against the initial kernel and against `base`, the best so far)."""
+    rnd = Round(
+        run_id=run.run_id, n=n, level_reached=level_reached, hypothesis=hypothesis,
+        hypothesis_key=hypothesis_key(finding_ids[0] if finding_ids else None, pattern_id),
+        finding_ids=finding_ids, pattern_id=pattern_id, proposer=proposer,
+        candidate=store.put(source) if source else None, outcome=Outcome(outcome).value, message=message,
+        case_times=times, speedup_initial=speedup(run.baseline, times) if times else None,
+        speedup_best=speedup(base, times) if times else None, evidence=evidence, levels=levels or [],
+        skipped=skipped or [], roofline=roofline, seconds=round(seconds, 2))
+    store.add_round(rnd)
+    return rnd
+
+
 def best_header(run: Run, best: Round, rounds: list[Round]) -> str:
     """A short comment on top of the written kernel: the speedup, the rounds that got there, their evidence."""
-    wins = [r for r in rounds if r.outcome == "improved" and r.n <= best.n]
+    wins = [r for r in rounds if r.outcome == Outcome.IMPROVED and r.n <= best.n]
     lines = [f"# Optimized by kopt (run {run.run_id}) from {Path(run.task_path).name}: "
              f"x{best.speedup_initial:.2f} geomean speedup over {len(best.case_times)} cases vs the original.",
              f"# {len(rounds)} rounds tried; the improvements that got here:"]
@@ -594,20 +640,18 @@ def bench_reference_or_none(task_path: Path, seed: int) -> Any:
         return None
 
 
-def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, seed: int | None = None) -> dict[str, Any]:
+def bench_times(task_path: Path, candidate: Path | None, reference: Any = None, seed: int | None = None) -> Timing:
     """Kernel ms and roofline fraction per case, through the sandboxed bench (`reference`: made ahead for `seed`)."""
     from kopt.harness.bench import bench
 
     try:  # callers validate what they accept
         r = bench(task_path, candidate, timeout_s=600, validate_first=False, reference=reference, seed=seed)
     except KoptError as exc:
-        return {"ok": False, "outcome": "crash", "message": str(exc), "times": [], "roofline": []}
+        return Timing(False, outcome=Outcome.CRASH, message=str(exc))
     if not r.ok:
-        return {"ok": False, "outcome": VALIDATION_TO_OUTCOME.get(r.reason or "", "crash"), "message": r.message,
-                "times": [], "roofline": []}
-    return {"ok": True, "times": [c.kernel_ms for c in r.cases], "roofline": [c.roofline_fraction for c in r.cases],
-            "cases": [c.case for c in r.cases],
-            "bound": [c.bound for c in r.cases]}
+        return Timing(False, outcome=VALIDATION_TO_OUTCOME.get(r.reason or "", Outcome.CRASH), message=r.message)
+    return Timing(True, [c.kernel_ms for c in r.cases], [c.roofline_fraction for c in r.cases], [c.case for c in r.cases],
+                  [c.bound for c in r.cases])
 
 
 def initial_cases(run: Run) -> list[dict[str, Any]]:
@@ -643,9 +687,9 @@ def start_run(task_path: Path, store: RoundsStore, options: dict[str, Any], emit
 def time_initial(task_path: Path) -> tuple[list, list, list[dict[str, Any]]]:
     """(case times, roofline fractions, per-case bench facts) of the task's own kernel; a failure is a KoptError."""
     t = bench_times(task_path, None)
-    if not t["ok"]:
-        raise KoptError(f"{task_path}: timing the task's own kernel failed: {t['message']}")
-    return t["times"], t["roofline"], [{"roofline": x, "bound": b} for x, b in zip(t["roofline"], t["bound"])]
+    if not t.ok:
+        raise KoptError(f"{task_path}: timing the task's own kernel failed: {t.message}")
+    return t.times, t.roofline, [{"roofline": x, "bound": b} for x, b in zip(t.roofline, t.bound)]
 
 
 def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
@@ -675,7 +719,7 @@ def time_untimed_baseline(store: RoundsStore, run: Run, emit: Event) -> Run:
     return store.run(run.run_id)
 
 
-def _need_llm(options: dict[str, Any], settings: Any) -> None:
+def _need_llm(options: dict[str, Any], settings: Settings) -> None:
     recorded = options.get("llm_exchange")
     if recorded and not settings.llm_provider and options["proposer"] != "recipes":
         raise KoptError(f"this run answers the LLM through the prompt exchange {recorded}: resume it with "
@@ -688,7 +732,7 @@ def _need_llm(options: dict[str, Any], settings: Any) -> None:
                         "(recipes need the diagnosis)")
 
 
-def use_exchange(settings: Any, folder: str | Path | None) -> None:
+def use_exchange(settings: Settings, folder: str | Path | None) -> None:
     """--llm-exchange DIR: the LLM is the prompt exchange in DIR (kopt/exchange.py)."""
     if folder is not None:
         settings.llm_provider, settings.llm_exchange_dir = "exchange", Path(folder).resolve()
@@ -696,7 +740,7 @@ def use_exchange(settings: Any, folder: str | Path | None) -> None:
 
 def optimize(task: str | Path | None = None, *, rounds: int | None = None, minutes: float | None = None,
              proposer: str | None = None, model: str | None = None, resume: str | None = None,
-             out: str | Path | None = None, settings: Any = None, on_event: Event | None = None,
+             out: str | Path | None = None, settings: Settings | None = None, on_event: Event | None = None,
              policy: str | None = None, tags: dict[str, Any] | None = None, grounding: str | None = None,
              llm_exchange: str | Path | None = None, more: int | None = None) -> dict[str, Any]:
     """Optimize a task (or --resume a run) and return the run summary; see the module docstring.

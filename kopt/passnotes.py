@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
 from kopt.errors import KoptError
+from kopt.vocabulary import FINDING_IDS
 
 # pass: one pass of the pipeline; analysis: what passes query; lowering: how one family of ops becomes LLVM/PTX inside
 # the to-LLVM conversion

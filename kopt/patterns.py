@@ -17,35 +17,17 @@ from typing import Any
 import yaml
 
 from kopt.config import kopt_home
-from kopt.diagnose.findings import FINDING_IDS
 from kopt.errors import KoptError
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
-# Deterministic recipes the optimizer implements (kopt/rewrite/); anything else is guidance-only.
+# Deterministic recipes the optimizer implements, one file each (kopt/rewrite/recipes/<name>.py); anything else
+# is guidance-only.
 RECIPES: tuple[str, ...] = (
     "launch_config_search", "autotune", "alignment_hints", "dot_precision", "grouped_order",
     "eviction_policy", "persistent_grid", "hoist_invariant", "contiguous_reorder", "split_block",
     "int32_indexing", "num_stages_search",
 )
-
-# The L1 source signals (kopt/diagnose/l1.py detects them); source predicates name these.
-SOURCE_SIGNALS: dict[str, str] = {
-    "small_block": "a hard-coded block constexpr below 128 elements (1-D) or a dot tile below 64",
-    "no_autotune": "a kernel with tunable block constexprs and no @triton.autotune",
-    "default_num_warps": "big tiles launched with the default num_warps (none given)",
-    "fp32_dot_ieee": "tl.dot with input_precision='ieee' or allow_tf32=False",
-    "scalar_loop": "a loop over elements doing scalar tl.load per iteration",
-    "int64_offsets": "offsets cast to tl.int64",
-    "modulo_offsets": "% or // applied to tl.arange-derived offsets",
-    "transpose_before_dot": "tl.trans / .T / tl.permute feeding a tl.dot",
-    "loop_invariant_load": "a tl.load inside a loop whose address does not depend on the loop",
-    "strided_access": "a runtime stride multiplying tl.arange on the contiguous axis",
-    "no_grouped_order": "a 2-D-grid matmul with plain row-major program order",
-    "tiny_programs": "a grid of cdiv(n, small): many tiny programs",
-    "atomic_in_loop": "tl.atomic_* inside a loop",
-    "scattered_atomic": "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
-    "two_pass_loads": "the same pointer argument loaded in two separate loops (a statistics pass, then an apply pass)",
-    "constant_grid": "a launch grid of literal constants with fewer programs than a GPU has SMs",
-}
 
 FAMILIES: tuple[str, ...] = (
     "launch_config", "memory_access", "tiling", "pipelining", "tensor_cores", "layout",
@@ -118,7 +100,7 @@ class Pattern:
         if self.finding_ids:
             lines.append("Fixes: " + "; ".join(f"{f} ({FINDING_IDS[f]})" for f in self.finding_ids))
         if self.source_signals:
-            lines.append("Source signals: " + "; ".join(f"{s} ({SOURCE_SIGNALS[s]})" for s in self.source_signals))
+            lines.append("Source signals: " + "; ".join(f"{s} ({SIGNALS[s].means})" for s in self.source_signals))
         if self.metric_predicates:
             lines.append("Profiler symptoms: " + "; ".join(self.metric_predicates))
         if self.recipe_name:
@@ -201,8 +183,8 @@ def check_pattern(data: Any, path: Path | str) -> None:
         if fid not in FINDING_IDS:
             raise _fail(path, "symptoms.findings", f"unknown finding id {fid!r}")
     for signal in symptoms.get("source", []):
-        if signal not in SOURCE_SIGNALS:
-            raise _fail(path, "symptoms.source", f"unknown source signal {signal!r}; known: {', '.join(SOURCE_SIGNALS)}")
+        if signal not in SIGNALS:
+            raise _fail(path, "symptoms.source", f"unknown source signal {signal!r}; known: {', '.join(SIGNALS)}")
     for predicate in symptoms.get("metrics", []):
         if not METRIC_PREDICATE.match(predicate):
             raise _fail(path, "symptoms.metrics", f"{predicate!r} is not 'metric <op> number'")

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from html import escape
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import LEVELS
 from kopt.optimize import POLICIES, geomean
+from kopt.vocabulary import KEPT, LEVELS, Outcome
 
 
 @dataclass
@@ -74,7 +74,7 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
     timed = bool(base) and all(t is not None and t > 0 for t in base)
     best, best_speedup, trail = None, 1.0, []
     for rnd in rounds:
-        s = _ratio(base, rnd.case_times) if timed and rnd.outcome == "improved" else None
+        s = _ratio(base, rnd.case_times) if timed and rnd.outcome == Outcome.IMPROVED else None
         if s is not None and s > best_speedup:
             best, best_speedup = rnd, s
         trail.append((rnd.n, best_speedup))
@@ -107,7 +107,7 @@ def operator_result(run: Any, rounds: list[Any], family: str = "", policy: str |
         roofline=roofline,
         outcomes=dict(Counter(map(round_outcome, rounds))),
         llm_replies=sum(r.proposer.startswith("llm") for r in rounds),
-        win_levels=[r.level_reached or "none" for r in rounds if r.outcome == "improved"],
+        win_levels=[r.level_reached or "none" for r in rounds if r.outcome == Outcome.IMPROVED],
         grounding=(run.options or {}).get("grounding"),
     )
 
@@ -159,9 +159,8 @@ def summarize(results: list[OperatorResult]) -> dict[str, Any]:
 # Why a candidate was not kept, in the report's order: `cheat` is validation or the bench catching a candidate that
 # games its judge (round_outcome), `unparsable` a reply without a usable code block, `rejected` the guard (the
 # candidate changed what it is judged by). Outcomes are read as strings, so a store with outcomes this list lacks still reports them (last).
-REJECT_REASONS = ("incorrect", "slower", "cheat", "unparsable", "compile_error", "crash", "timeout", "rejected",
-                  "proposer_error")
-KEPT = ("improved", "untimed")  # a win, or correct but not timed (no GPU): not rejected
+REJECT_REASONS = (Outcome.INCORRECT, Outcome.SLOWER, "cheat", Outcome.UNPARSABLE, Outcome.COMPILE_ERROR, Outcome.CRASH,
+                  Outcome.TIMEOUT, Outcome.REJECTED, Outcome.PROPOSER_ERROR)
 
 
 def candidate_figures(results: list[OperatorResult]) -> dict[str, Any]:
@@ -172,7 +171,7 @@ def candidate_figures(results: list[OperatorResult]) -> dict[str, Any]:
     candidates = sum(outcomes.values())
     reasons = {k: outcomes[k] for k in REJECT_REASONS if outcomes[k]}
     reasons.update(sorted((k, v) for k, v in outcomes.items() if k not in REJECT_REASONS and k not in KEPT))
-    wins = outcomes["improved"]
+    wins = outcomes[Outcome.IMPROVED]
     replies = sum(r.llm_replies for r in results)
     levels = Counter(lv for r in results for lv in r.win_levels)
     return {

@@ -29,13 +29,15 @@ from typing import Any
 
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
 from kopt.change_kinds import ANSWERS, CHANGE_KINDS, classify_change
-from kopt.diagnose.l1 import SIGNAL_CONDITIONS, SIGNAL_FINDING, fits, l1_view
+from kopt.config import Settings
+from kopt.diagnose.l1 import fits
+from kopt.diagnose.l1_detectors import l1_view
 from kopt.errors import KoptError
 from kopt.patterns import Pattern, check_pattern, load_patterns, pattern_from_dict
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FAILED, FINDING_IDS, Outcome
 
-FAILURES = ("compile_error", "incorrect", "timeout", "crash", "slower")
 MIN_WINS = 2
 LEDGER = "synthesis.json"
 OVERLAY_MARK = "# kopt synthesize: stats overlay"
@@ -116,7 +118,7 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
         parent, parent_hash = task_source, run.task_hash
         view = l1_view(parent)
         for rnd in store.rounds(run.run_id):
-            if rnd.outcome not in FAILURES and rnd.outcome != "improved":
+            if rnd.outcome not in FAILED and rnd.outcome != Outcome.IMPROVED:
                 continue
             finding = (rnd.hypothesis_key or "").split("/")[0] or (rnd.finding_ids or ["unknown"])[0]
             diff, hypothesis = "", rnd.hypothesis
@@ -128,9 +130,9 @@ def collect_attempts(store: Any, run_ids: list[str] | None = None, *, diagnose_p
                 diff = trimmed_diff(parent, candidate)
             else:
                 continue
-            win = rnd.outcome == "improved"
+            win = rnd.outcome == Outcome.IMPROVED
             speedup = rnd.speedup_best if rnd.speedup_best else rnd.speedup_initial
-            diagnosed = {SIGNAL_FINDING[s] for s in view[1]} | recorded.get(parent_hash, set())
+            diagnosed = {SIGNALS[s].finding for s in view[1]} | recorded.get(parent_hash, set())
             if diagnose_parents and not rnd.proposer.startswith("recipe:"):
                 if parent_hash not in fresh:
                     fresh[parent_hash] = diagnose_source(parent, op)
@@ -182,7 +184,7 @@ def _recorded_diagnoses(store: Any, runs: list[Any]) -> dict[str, set[str]]:
         parent = run.task_hash
         for rnd in store.rounds(run.run_id):
             found[parent].update(f for f in rnd.finding_ids if f in FINDING_IDS)
-            if rnd.outcome == "improved" and rnd.candidate:
+            if rnd.outcome == Outcome.IMPROVED and rnd.candidate:
                 parent = rnd.candidate
     return found
 
@@ -267,7 +269,7 @@ def _llm_pattern(pid: str, wins: list[Attempt], tries: int, common: set[str]) ->
     ops, families = sorted({w.op for w in wins}), sorted({w.family for w in wins})
     speedups = [round(w.speedup, 3) for w in wins if w.speedup]
     said = " | ".join(f"{w.op} ({w.speedup or 0:.2f}x): {_first_sentences(w.hypothesis)}" for w in best[:4])
-    conditions = [kind.precondition] + [SIGNAL_CONDITIONS[s] for s in signals if s in SIGNAL_CONDITIONS]
+    conditions = [kind.precondition] + [SIGNALS[s].condition for s in signals if SIGNALS[s].condition]
     examples = [{"round": w.ref, "op": w.op, "speedup": round(w.speedup or 0, 3),
                  "change": _first_sentences(w.hypothesis, 600), "diff": w.diff} for w in best[:MAX_EXAMPLES] if w.diff]
     effect = (f"median {statistics.median(speedups):.2f}x (range {min(speedups):.2f}-{max(speedups):.2f}x) "
@@ -345,7 +347,7 @@ def _shortcut(pid: str, base: Pattern, kinds: tuple[str, ...], shared: set[str],
         "title": f"{base.title}, from L1 on {'/'.join(kinds)} kernels (synthesized shortcut)",
         "family": base.family,
         "applies_to": list(kinds) or ["any"],
-        "symptoms": {"findings": sorted({SIGNAL_FINDING[sig] for sig in shared}), "source": sorted(shared)},
+        "symptoms": {"findings": sorted({SIGNALS[sig].finding for sig in shared}), "source": sorted(shared)},
         "recipe": recipe,
         "preconditions": list(base.preconditions),
         "rationale": {"why": f"On {what}, only {'/'.join(levels)} evidence ({', '.join(deep)}) led to {base.id}, which "
@@ -554,7 +556,7 @@ def _is_curated_file(path: Path) -> bool:
     return "kind: curated" in text and not text.startswith(OVERLAY_MARK)
 
 
-def upsert_index(settings: Any, paths: list[Path]) -> str:
+def upsert_index(settings: Settings, paths: list[Path]) -> str:
     """Put written synthesized patterns into the served `patterns` collection (replacing their old points),
     so the next L1 triage retrieves them. Returns what happened, in one line."""
     from kopt.index.backends import open_backend

@@ -1,5 +1,5 @@
 """Load a kernel task: a Python file with @triton.jit kernels, `entry`, `reference`, `make_inputs`
-and `CASES` (see DESIGN.md), or a KernelBench-style module (`Model`, `get_inputs`,
+and `CASES` (README, "Writing a kernel task"), or a KernelBench-style module (`Model`, `get_inputs`,
 `get_init_inputs`, `ModelNew`) through an adapter. Everything downstream sees one `Task`."""
 
 from __future__ import annotations

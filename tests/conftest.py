@@ -18,6 +18,7 @@ import pytest
 
 from kopt.config import kopt_home
 
+
 def _env_path(name: str) -> Path | None:
     """`make eval-data TRITON_SRC=DIR`; KOPT_TRITON_SRC, which `kopt ingest triton` reads, names one too."""
     value = os.environ.get(name) or os.environ.get(f"KOPT_{name}")
@@ -108,7 +109,7 @@ def pytest_collection_modifyitems(config, items):
         stale = sorted(key for key in SLOW - matched if key.split("::")[0] in collected)
         if stale:  # a warning, not an error: a renamed test only moves to the fast tier
             warnings.warn(pytest.PytestConfigWarning(f"tests/conftest.py SLOW names tests that do not exist: "
-                                                     f"{', '.join(stale)}"))
+                                                     f"{', '.join(stale)}"), stacklevel=2)
 
 
 @pytest.fixture(autouse=True, scope="session")

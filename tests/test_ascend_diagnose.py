@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from kopt.diagnose.escalate import catalog_patterns, diagnose, for_target, target_family
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.diagnose.escalate import catalog_patterns, diagnose, for_target
 from kopt.diagnose.l3_ascend import ascend_facts
 from kopt.diagnose.l4 import escalate_l4
 from kopt.harness.ascend import compile_ascend
 from kopt.patterns import load_patterns
-from kopt.toolchain import toolchain_home
+from kopt.toolchain import target_family, toolchain_home
+from kopt.vocabulary import Evidence, Finding
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "ascend"

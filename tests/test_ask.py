@@ -56,7 +56,7 @@ def test_why_no_vectorization_offline(settings):
 class _Canned(BaseHTTPRequestHandler):
     seen: list[dict] = []
 
-    def do_POST(self):  # noqa: N802 (http.server's naming)
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Canned.seen.append(body)
         reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -111,7 +111,7 @@ def test_ask_cli_json_and_bad_kernel(settings, tmp_path):
 def test_a_function_chunked_in_parts_is_cited_once():
     """make_launcher is one ~480-line function stored as several chunks: a reader wants it once, the best part."""
     from kopt.ask import _cite
-    from kopt.diagnose.findings import Evidence
+    from kopt.vocabulary import Evidence
 
     def part(lines: str, symbol: str, path: str = "backends/nvidia/driver.py") -> Evidence:
         return Evidence("L4", "compiler_source", f"{symbol} {lines}", {"symbol": symbol, "excerpt": "..."},

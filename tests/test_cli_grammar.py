@@ -13,7 +13,8 @@ import click
 import pytest
 
 from kopt import __version__
-from kopt.cli import JSON_HELP, SCHEMA, cli, envelope
+from kopt.cli import cli
+from kopt.output import JSON_HELP, SCHEMA, envelope
 
 ROOT = Path(__file__).resolve().parents[1]
 KOPT_SCRIPT = Path(sys.executable).parent / "kopt"

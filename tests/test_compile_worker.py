@@ -3,7 +3,6 @@ never the worker, and leaves nothing behind; kopt compiles cold when the worker 
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap

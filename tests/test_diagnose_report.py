@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 
 from kopt.diagnose.escalate import Diagnosis, LevelRun
-from kopt.diagnose.findings import Evidence, Finding
 from kopt.diagnose.report import EXCERPT_LINES, SHOWN_FINDINGS, render_diagnosis, shown_path
+from kopt.vocabulary import Evidence, Finding
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "strided_scale.py"

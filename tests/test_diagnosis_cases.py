@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
 from kopt.harness.compile import compile_task
 from kopt.task import load_candidate, load_task
+from kopt.vocabulary import FINDING_IDS
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES_DIR = ROOT / "evals" / "diagnosis"

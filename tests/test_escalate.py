@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kopt.diagnose.escalate import diagnose, grounded, merge
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 
 CASES = Path(__file__).resolve().parents[1] / "evals" / "diagnosis"
 

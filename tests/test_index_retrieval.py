@@ -13,8 +13,7 @@ import pytest
 from kopt.config import Settings
 from kopt.errors import KoptError
 from kopt.index import KoptRetriever, open_index
-from kopt.ingest import ingest_corpus
-from kopt.ingest import pipeline
+from kopt.ingest import ingest_corpus, pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
 GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kopt.diagnose.findings import FINDING_IDS
-from kopt.diagnose.l1 import SIGNAL_FINDING, detect_signals, triage
+from kopt.diagnose.l1 import triage
+from kopt.diagnose.l1_detectors import detect_signals
 from kopt.errors import KoptError
-from kopt.patterns import SOURCE_SIGNALS, load_patterns
+from kopt.patterns import load_patterns
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "l1"
 KERNEL_FIXTURES = sorted(p for p in FIXTURES.glob("*.py") if p.name != "syntax_error.py")
@@ -50,7 +52,7 @@ def test_signals_match_the_marked_lines_exactly(path):
 
 def test_fixtures_cover_every_signal_and_are_real_triton():
     marked = {name for p in KERNEL_FIXTURES for name, _ in expected_signals(p)}
-    assert marked == set(SOURCE_SIGNALS)
+    assert marked == set(SIGNALS)
     import triton
 
     for path in KERNEL_FIXTURES:  # importing decorates every kernel: the fixtures are valid Triton
@@ -233,4 +235,4 @@ def test_real_index_retrieval(tmp_path, monkeypatch, catalog):
     findings = triage(FIXTURES / "naive_matmul.py", index=index, patterns=catalog)
     dot = by_id(findings)["fp32_dot_ieee"]
     assert dot.patterns[0] == "tf32_dot" and dot.confidence == max(f.confidence for f in findings)
-    assert set(SIGNAL_FINDING.values()) >= {f.id for f in findings if f.confidence > 0.3}
+    assert {s.finding for s in SIGNALS.values()} >= {f.id for f in findings if f.confidence > 0.3}

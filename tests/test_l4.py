@@ -1,7 +1,7 @@
 """L4 from the real pass notes: which notes explain a finding, what they say, where they are cited."""
 
-from kopt.diagnose.findings import Evidence, Finding
 from kopt.diagnose.l4 import bullets, compiler_corpus, escalate_l4, mechanism_of, notes_for
+from kopt.vocabulary import Evidence, Finding
 
 
 def misaligned() -> Finding:

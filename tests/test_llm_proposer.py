@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kopt.config import load_settings
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLIES = json.loads((ROOT / "tests/fixtures/llm/vector_add_replies.json").read_text())

@@ -99,7 +99,7 @@ def test_every_tool_rejects_bad_arguments_by_name(workspace, env):
                 assert_clear(await s.call_tool(name, missing), name, f"argument '{arg}' is required")
                 calls.append(1)
             for arg, prop in schema["properties"].items():
-                for what, value in _bad_values(prop):
+                for _what, value in _bad_values(prop):
                     result = await s.call_tool(name, {**base, arg: value})
                     assert_clear(result, name, f"argument '{arg}")
                     calls.append(1)

@@ -162,7 +162,7 @@ def test_an_occupancy_rule_alone_is_no_finding_when_occupancy_is_healthy():
     OPT rule with an estimated speedup); the 4-block copy at 6 %. Only the second is a low-occupancy kernel."""
     result = ncu.parse_pages((FIXTURES / "planted_raw.csv").read_text(), (FIXTURES / "planted_details.csv").read_text())
     copies = [k for k in result.kernels if k.name.startswith("copy_kernel")]
-    waves = lambda k: l2._q(k.metrics, "waves")  # noqa: E731
+    waves = lambda k: l2._q(k.metrics, "waves")
     full, tiny = max(copies, key=waves), min(copies, key=waves)
     assert any(r.name == "AchievedOccupancy" and r.type == "OPT" for r in full.rules)
     full_findings = l2.profile_findings(full.metrics, full.rules)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kopt.optimize import Timing
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,20 +33,19 @@ def fake_bench(task_path, candidate, reference=None, seed=None):
     block = int((re.search(r"BLOCK_SIZE=(\d+)", text) or re.search(r"'BLOCK_SIZE': (\d+)", text)).group(1))
     warps = 8 if "num_warps=8" in text else 4
     ms = 1024 / block + (0.1 if warps == 8 else 0.2)
-    return {"ok": True, "times": [ms * k for k in (1, 2, 3, 4, 5)], "roofline": [min(0.92, 0.45 * block / 1024)] * 5,
-            "bound": ["memory"] * 5}
+    return Timing(True, [ms * k for k in (1, 2, 3, 4, 5)], [min(0.92, 0.45 * block / 1024)] * 5, bound=["memory"] * 5)
 
 
 @pytest.fixture
 def timed(monkeypatch):
     import kopt.optimize
-    import kopt.rewrite.recipes
+    import kopt.rewrite.recipes.launch_space
 
     monkeypatch.setattr(kopt.optimize, "timing_available", lambda: (True, "fake GPU clock (test)"))
     monkeypatch.setattr(kopt.optimize, "bench_times", fake_bench)
     monkeypatch.setattr(kopt.optimize, "bench_reference_or_none", lambda task_path, seed: ("reference for", seed))
     BENCHED.clear()
-    monkeypatch.setattr(kopt.rewrite.recipes, "MAX_VARIANTS", 2)
+    monkeypatch.setattr(kopt.rewrite.recipes.launch_space, "MAX_VARIANTS", 2)
 
 
 def aligned_vector_add(task: Path) -> None:
@@ -200,9 +201,9 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_patterns_for_a_finding_follow_the_diagnosis_then_the_recorded_win_rate():
     """An L2 symptom names no pattern of its own: the loop orders the catalog's patterns for it by their record, so
     the statistics synthesis writes change what is tried first (before, catalog file order decided)."""
-    from kopt.diagnose.findings import Finding
     from kopt.optimize import pattern_order
     from kopt.patterns import load_patterns
+    from kopt.vocabulary import Finding
 
     catalog = {p.id: p for p in load_patterns()}
     low = Finding("low_occupancy", "L2", "ncu: theoretical occupancy 25 %")
@@ -240,6 +241,6 @@ def test_a_run_started_without_a_gpu_is_timed_when_resumed_on_one(tmp_path, monk
     monkeypatch.setattr(kopt.optimize, "bench_times", lambda t, c: benched.append(t) or fake_bench(t, c))
     first = time_untimed_baseline(store, runs[0], lambda *a: None)
     second = time_untimed_baseline(store, runs[1], lambda *a: None)
-    assert len(benched) == 1 and first.baseline == second.baseline == fake_bench(task, None)["times"]
+    assert len(benched) == 1 and first.baseline == second.baseline == fake_bench(task, None).times
     assert second.timing["from_run"] == first.run_id and second.initial["bench"] == first.initial["bench"]
     store.close()

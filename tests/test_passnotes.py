@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import textwrap
-import sys
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,13 @@ import triton
 
 from kopt.errors import KoptError
 from kopt.passnotes import (
-    check_pass_note, load_pass_notes, load_pipeline, note_paths, notes_by_flag, read_pass_note, resolve_anchor,
+    check_pass_note,
+    load_pass_notes,
+    load_pipeline,
+    note_paths,
+    notes_by_flag,
+    read_pass_note,
+    resolve_anchor,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +83,7 @@ def test_python_anchors_resolve_in_the_installed_triton():
     anchors = [(n.path.name, a) for n in all_notes() if n.corpus == "triton" for a in n.anchors
                if a["path"].startswith(PACKAGE_PREFIX)]
     assert len(anchors) >= 10
-    moved = lambda a: {**a, "path": a["path"].removeprefix(PACKAGE_PREFIX)}  # noqa: E731
+    moved = lambda a: {**a, "path": a["path"].removeprefix(PACKAGE_PREFIX)}
     assert [(name, a) for name, a in anchors if not resolve_anchor(moved(a), package)] == []
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kopt.diagnose.findings import FINDING_IDS
 from kopt.errors import KoptError
-from kopt.patterns import RECIPES, SOURCE_SIGNALS, load_patterns, pattern_from_dict, save_pattern
+from kopt.patterns import RECIPES, load_patterns, pattern_from_dict, save_pattern
+from kopt.signals import SIGNALS
+from kopt.vocabulary import FINDING_IDS
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = REPO / "corpora" / "patterns"
@@ -51,7 +52,7 @@ def test_catalog_covers_the_topics_and_recipes(catalog):
             "reduction", "atomics", "fusion", "persistent", "indexing", "cache", "loop"} <= families
     assert {p.recipe_name for p in catalog} - {None} == set(RECIPES)
     # every L1 signal leads to at least one pattern, so no signal is a dead end
-    assert set(SOURCE_SIGNALS) <= {s for p in catalog for s in p.source_signals}
+    assert set(SIGNALS) <= {s for p in catalog for s in p.source_signals}
     by_id = {p.id: p for p in catalog}
     assert by_id["tf32_dot"].recipe["params"] == {"input_precision": "tf32"}
     assert by_id["grouped_program_order"].recipe_name == "grouped_order"

@@ -3,7 +3,6 @@ task file, the converter building a runnable task from a wheel of our own (relat
 package a sibling of the task), and, when the third-party cache has been fetched, a real task validating."""
 
 import zipfile
-from pathlib import Path
 
 import pytest
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kopt.harness.guard import check_candidate
 from kopt.rewrite.cst import NotApplicable
-from kopt.rewrite.guard import check_candidate
 from kopt.rewrite.recipes import Context, propose
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -140,9 +140,9 @@ def test_kill_9_mid_round_then_resume(tmp_path):
     summary = json.loads(out.stdout)
     rounds = summary["rounds"]
     assert [r["n"] for r in rounds] == [1, 2]
-    from kopt.cli import _iso_dates
+    from kopt.output import iso_dates
 
-    assert rounds[0] == _iso_dates(first[0].to_dict())  # the committed round is untouched (--json dates are ISO)
+    assert rounds[0] == iso_dates(first[0].to_dict())  # the committed round is untouched (--json dates are ISO)
     keys = [r["hypothesis_key"] for r in rounds]
     assert len(set(keys)) == 2, keys  # tried hypotheses are not repeated
     assert summary["stop_reason"] == "round budget spent (2 rounds)"

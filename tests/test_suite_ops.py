@@ -101,7 +101,7 @@ def check_op(name: str) -> dict:
     """Child-process body for one operator; any exception becomes an error of that operator."""
     try:
         return _check_op(name)
-    except Exception as exc:  # noqa: BLE001 - report, then go on with the next operator
+    except Exception as exc:  # report, then go on with the next operator
         return {"op": name, "errors": [f"{type(exc).__name__}: {exc}"[:1500]]}
 
 

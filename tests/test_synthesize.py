@@ -297,10 +297,10 @@ def test_a_shortcut_asks_for_more_signals_when_the_general_rule_is_not_proven(st
 def test_the_loop_tries_a_fix_once_and_keeps_shortcuts_to_their_kind_of_kernel(tmp_path):
     """A shortcut and its curated pattern share a recipe: trying either counts for both. The loop adds catalog
     patterns for a finding by win rate, but a synthesized one only for the kinds of kernel it was validated on."""
-    from kopt.diagnose.findings import Finding
     from kopt.optimize import pattern_order
     from kopt.patterns import pattern_from_dict
     from kopt.rounds.store import RoundsStore as Store
+    from kopt.vocabulary import Finding
 
     curated = pattern_from_dict(TAIL)
     shortcut = pattern_from_dict({**TAIL, "id": "fill_last_wave_at_l1_reduce", "applies_to": ["reduce"],

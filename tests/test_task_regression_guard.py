@@ -2,14 +2,14 @@
 (the col_sum campaign accepted a kernel 1.8x slower on two of five cases). `judge` is the one rule the loop
 and MCP record_round share."""
 
-from kopt.optimize import CASE_NOISE, MIN_GAIN, judge
+from kopt.optimize import CASE_NOISE, MIN_GAIN, Timing, Validated, judge
 
-OK = {"ok": True, "reason": None, "message": None, "cases": 5}
+OK = Validated(True, cases=5)
 CASES = [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}, {"n": 5}]
 
 
 def timed(times):
-    return {"ok": True, "times": times, "roofline": [None] * len(times), "cases": CASES}
+    return Timing(True, times, [None] * len(times), CASES)
 
 
 def test_a_geomean_win_that_slows_one_case_is_not_improved_and_names_the_case():

@@ -44,6 +44,7 @@ def main() -> None:
                 t1 = time.perf_counter()
                 b = kopt.optimize.bench_times(task, None)
             t2 = time.perf_counter()
+            b = b if isinstance(b, dict) else vars(b)  # bench_times returns a Timing since the architecture step
             rows.append({"op": op, "rep": rep, "validate_s": round(t1 - t0, 2), "bench_s": round(t2 - t1, 2),
                          "ok": bool(v.ok and b["ok"]), "reason": v.reason or b.get("message")})
             print(args.label, rows[-1], flush=True)

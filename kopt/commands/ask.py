@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kopt.cli import emit_json, json_option
+from kopt.output import emit_json, json_option
 
 
 @click.command("ask")
@@ -18,9 +18,9 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     from kopt.ask import ask, parse_kernel_arg
     from kopt.commands.knowledge import steps
     from kopt.config import load_settings
-    from kopt.toolchain import target_family
     from kopt.harness.compile import gpu_target
     from kopt.llm import make_llm
+    from kopt.toolchain import target_family
 
     settings = load_settings(target=target)
     if target and target_family(target) == "nvidia":

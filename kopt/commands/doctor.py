@@ -16,8 +16,9 @@ from typing import Any
 import click
 
 from kopt import __version__
-from kopt.cli import emit_json, json_option
+from kopt.config import Settings
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 
 def package_version(name: str) -> str | None:
@@ -89,7 +90,7 @@ def toolchains_section() -> dict[str, Any]:
     return out
 
 
-def index_section(settings: Any) -> dict[str, Any]:
+def index_section(settings: Settings) -> dict[str, Any]:
     """The corpora served, their points, and the index's size on disk."""
     from kopt.index import open_index
 
@@ -131,14 +132,14 @@ def embedder_present(name: str) -> tuple[bool, str]:
     return False, "not in the Hugging Face cache (kopt loads models offline)"
 
 
-def models_section(settings: Any) -> dict[str, Any]:
+def models_section(settings: Settings) -> dict[str, Any]:
     present, where = embedder_present(settings.embed_model)
     llm = ({"provider": settings.llm_provider, "model": settings.llm_model, "base_url": settings.llm_base_url}
            if settings.llm_provider else None)
     return {"embedder": {"name": settings.embed_model, "present": present, "where": where}, "llm": llm}
 
 
-def config_section(settings: Any) -> dict[str, Any]:
+def config_section(settings: Settings) -> dict[str, Any]:
     """The layers in force, lowest first, with their files; which layer set each setting."""
     config_home = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
     files = {"user config": config_home / "kopt" / "config.toml", "kopt.toml": settings.workspace / "kopt.toml"}

@@ -16,8 +16,8 @@ from typing import Any
 import click
 import yaml
 
-from kopt.cli import emit_json, json_option
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 MODES = ("L1", "auto")
 SEALED_SPLIT = "test"  # the blind sets' held-out half: its report carries totals only

@@ -8,14 +8,15 @@ from typing import Any
 
 import click
 
-from kopt.cli import emit_json
 from kopt.errors import KoptError
+from kopt.output import emit_json
+from kopt.vocabulary import KEPT
 
 
 def _why(store: Any, run: Any) -> str:
     """Why a run stopped where it did, from its rounds: the stop reason and what failed."""
     failed = [f"{r.hypothesis_key} ({r.outcome})" for r in store.rounds(run.run_id)
-              if r.outcome not in ("improved", "untimed")]
+              if r.outcome not in KEPT]
     parts = [run.stop_reason or run.status]
     if failed:
         parts.append("failed: " + ", ".join(failed[:4]) + (" ..." if len(failed) > 4 else ""))
@@ -39,7 +40,7 @@ def accounting(store_dirs: list[Path], campaign: str, grounding: str | None = No
         groundings = sorted({(r.options or {}).get("grounding", "full") for s in stores for r in s.runs()
                              if (r.options or {}).get("campaign") == campaign})
         results, reasons, env = [], {}, {}
-        for (op, policy), (store, run) in sorted(runs.items()):
+        for (_op, policy), (store, run) in sorted(runs.items()):
             # torch's references depend only on the task source: a run without its own uses another run's (the
             # ablation's other arm, another policy), as the campaign itself does
             refs = run.options.get("references") or (known_references(store, run) if run.timing.get("available") else None)

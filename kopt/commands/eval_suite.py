@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json
 from kopt.errors import KoptError
+from kopt.output import emit_json
 
 
 def _gpus(value: str) -> int | None:
@@ -46,8 +46,8 @@ def suite_cmd(ops: str | None, suite_dir: Path, rounds: int, minutes: float | No
               grounding: str, llm_exchange: Path | None, as_json: bool) -> None:
     """Optimize the suite's operators and report the campaign accounting; a second call resumes."""
     from kopt.campaign import plan_jobs, run_campaign, suite_ops, visible_gpus
-    from kopt.optimize import POLICIES
     from kopt.config import load_settings
+    from kopt.optimize import POLICIES
     from kopt.rounds.store import RoundsStore
 
     chosen = [p.strip() for p in policies.split(",") if p.strip()]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import LazyGroup, emit_json, json_option
+from kopt.commands.groups import LazyGroup
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 RERANKED = "hybrid+llm"  # the hybrid top RERANK_DEPTH, reordered by the configured LLM (kopt.index.llm_rerank)
 

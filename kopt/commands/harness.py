@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kopt.cli import console as rich_console, emit_json, json_option
 from kopt.errors import KoptError
+from kopt.output import console as rich_console
+from kopt.output import emit_json, json_option
 
 STAGE_CHOICES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter", "all")
 
@@ -201,8 +202,8 @@ def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int,
 def _no_npu_run(what: str, target: str | None) -> None:
     """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
     from kopt.config import load_settings
-    from kopt.toolchain import target_family
     from kopt.harness.compile import gpu_target
+    from kopt.toolchain import target_family
 
     target = target or load_settings().target
     if target_family(target) != "ascend":

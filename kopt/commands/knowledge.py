@@ -9,9 +9,10 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import Group, emit_json
+from kopt.commands.groups import Group
 from kopt.config import load_settings
 from kopt.errors import KoptError
+from kopt.output import emit_json
 
 INGEST_NICE = 10  # an ingest runs this much nicer than the searches, asks and MCP servers reading the index meanwhile
 

@@ -11,9 +11,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-OUTCOME_STYLE = {"improved": "bold green", "slower": "yellow", "untimed": "cyan", "incorrect": "red",
-                 "compile_error": "red", "timeout": "magenta", "crash": "red", "rejected": "red", "proposer_error": "dim",
-                 "unparsable": "dim"}
+from kopt.vocabulary import Outcome
+
+OUTCOME_STYLE = {Outcome.IMPROVED: "bold green", Outcome.SLOWER: "yellow", Outcome.UNTIMED: "cyan",
+                 Outcome.INCORRECT: "red", Outcome.COMPILE_ERROR: "red", Outcome.TIMEOUT: "magenta", Outcome.CRASH: "red",
+                 Outcome.REJECTED: "red", Outcome.PROPOSER_ERROR: "dim", Outcome.UNPARSABLE: "dim",
+                 Outcome.NOT_VALIDATED: "dim"}  # every Outcome (tests/test_outcomes.py)
 
 
 def fmt_x(value: float | None) -> str:
@@ -93,7 +96,8 @@ def optimize_cmd(task: Path | None, rounds: int | None, minutes: float | None, p
         raise click.UsageError("give either --rounds (the run's total) or --more (rounds beyond those it has)")
     kwargs = dict(rounds=rounds, minutes=minutes, proposer=proposer, model=model, resume=resume, out=out,
                   grounding=grounding, llm_exchange=llm_exchange, more=more)
-    from kopt.cli import console as rich_console, emit_json
+    from kopt.output import console as rich_console
+    from kopt.output import emit_json
 
     console = rich_console()
     view = LiveView(console, draw=not as_json)

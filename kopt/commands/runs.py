@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kopt.cli import console as rich_console, emit_json
 from kopt.errors import KoptError
+from kopt.output import console as rich_console
+from kopt.output import emit_json
 
 
 def _store(required: bool = True):

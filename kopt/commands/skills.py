@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import Group, emit_json, json_option
+from kopt.commands.groups import Group
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 
 def skills_root() -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json, json_option
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 
 
 @click.command("synthesize")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from kopt.cli import Group, emit_json, json_option
+from kopt.commands.groups import Group
 from kopt.errors import KoptError
+from kopt.output import emit_json, json_option
 from kopt.toolchain import SPECS, add_toolchain, inspect_toolchain, list_toolchains
 
 

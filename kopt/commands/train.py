@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kopt.cli import emit_json, json_option
+from kopt.output import emit_json, json_option
 
 
 @click.command("train")

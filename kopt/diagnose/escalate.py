@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import LEVELS, Evidence, Finding
+from kopt.config import Settings
+from kopt.diagnose.targets import TARGETS, target_for
 from kopt.errors import CompileError, KoptError
-from kopt.toolchain import target_family
+from kopt.vocabulary import LEVELS, Evidence, Finding
 
 GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
@@ -29,12 +30,13 @@ UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks jus
 NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
+LEVEL_STATUSES = ("used", "not_needed", "skipped", "unavailable")  # what became of a level in one diagnosis
 
 
 @dataclass
 class LevelRun:
     level: str
-    status: str  # used | not_needed | skipped | unavailable
+    status: str  # one of LEVEL_STATUSES
     reason: str
     findings: int = 0
     seconds: float = 0.0
@@ -76,26 +78,14 @@ def explained_by(width_findings: list[Finding], causes: list[Finding]) -> list[F
 
 
 def for_target(catalog: list, family: str) -> list:
-    """The patterns that speak about the target: Ascend patterns say `ascend` in applies_to, the rest are NVIDIA's."""
-    return [p for p in catalog if ("ascend" in p.applies_to) == (family == "ascend")]
+    """The patterns that speak about the target family (Target.covers)."""
+    return [p for p in catalog if TARGETS[family].covers(p)]
 
 
 def lower_and_attribute(path: Path, target: str | None, case: int | None = None) -> tuple[list, Any]:
     """Compile through the target's toolchain and attribute the lowered code to source lines: (kernels, L3Report).
     Raises CompileError when the kernel does not compile."""
-    if target_family(target) == "ascend":
-        from kopt.diagnose.l3_ascend import attribute_ascend
-        from kopt.harness.ascend import compile_ascend
-
-        compiled = compile_ascend(path, target=target, case=case, trajectory=True)
-        return compiled, attribute_ascend(compiled, path)
-    from kopt.diagnose.l3 import attribute
-    from kopt.harness.compile import compile_task
-    from kopt.task import load_task
-
-    task = load_task(path)
-    compiled = compile_task(task, case=case, target=target, trajectory=True)
-    return compiled, attribute(compiled, task.path)
+    return target_for(target).lower_and_attribute(path, target, case)
 
 
 def catalog_patterns(finding_id: str, failed: set[str], catalog: list, family: str = "nvidia", about: str = "") -> list[str]:
@@ -181,7 +171,8 @@ def gpu_unavailable() -> str | None:
     return None
 
 
-def _open_index(settings: Any) -> tuple[Any, str | None]:
+def open_index_or_problem(settings: Settings) -> tuple[Any, str | None]:
+    """The knowledge index, or None and why not: diagnosis (and `kopt ask`) go on without it."""
     try:
         from kopt.index import open_index
 
@@ -193,23 +184,20 @@ def _open_index(settings: Any) -> tuple[Any, str | None]:
 class _Run:
     """One diagnosis in progress: the levels run so far and their findings."""
 
-    def __init__(self, task_path: Path, level: str, gpu: bool, case: int | None, failed: set[str], settings: Any,
+    def __init__(self, task_path: Path, level: str, gpu: bool, case: int | None, failed: set[str], settings: Settings,
                  index: Any):
         from kopt.patterns import load_patterns
 
         self.path, self.level, self.gpu, self.case, self.failed = task_path, level, gpu, case, failed
         self.settings, self.index = settings, index
-        self.family = target_family(settings.target)
-        self.catalog = for_target(load_patterns(), self.family)
+        self.target = target_for(settings.target)
+        self.family = self.target.family
+        self.catalog = [p for p in load_patterns() if self.target.covers(p)]
         self.found: list[Finding] = []
         self.diag = Diagnosis(str(task_path), settings.target or "sm_90")
-        self.untestable = None
         self.launch_facts = None
         self.roofline: dict[int, float] | None = None  # case -> fraction of the roofline, when the caller measured it
-        if self.family == "ascend":
-            from kopt.harness.ascend import npu_missing
-
-            self.untestable = npu_missing()
+        self.untestable = self.target.untestable()
 
     def record(self, level: str, status: str, reason: str, findings: list[Finding] | None = None,
                started: float | None = None) -> None:
@@ -242,7 +230,7 @@ class _Run:
         untried = [p for p in self.catalog if p.id not in self.failed]  # L1's confidence rests on a fix still to try
         findings = triage(self.path, index=self.index, patterns=untried)
         reason = "source and launch-config signals matched against the pattern catalog"
-        if self.family != "ascend":
+        if self.target.captures_launches:
             launch, note = self.launch_findings()
             findings += explained_by(launch, findings)
             reason += f"; {note}"
@@ -266,10 +254,7 @@ class _Run:
         t = time.perf_counter()
         if not self.gpu:
             return self.record("L2", "skipped", "--no-gpu")
-        if self.family == "ascend":
-            return self.record("L2", "unavailable", f"Ascend profiling needs an NPU: {self.untestable}" if self.untestable
-                               else "Ascend profiling (msprof) is not wired into kopt yet; L3/L4 read the compiler")
-        why = gpu_unavailable()
+        why = self.target.profiler_problem(self.untestable) or gpu_unavailable()
         if why:
             return self.record("L2", "unavailable", why)
         from kopt.diagnose.l2 import result_findings
@@ -283,13 +268,9 @@ class _Run:
 
     def l3(self) -> None:
         t = time.perf_counter()
-        if self.family == "ascend":
-            from kopt.toolchain import toolchain_python
-
-            try:
-                toolchain_python("ascend")
-            except KoptError as exc:
-                return self.record("L3", "unavailable", str(exc))
+        problem = self.target.toolchain_problem()
+        if problem:
+            return self.record("L3", "unavailable", problem)
         try:
             compiled, report = lower_and_attribute(self.path, self.settings.target, self.case)
         except CompileError as exc:
@@ -298,8 +279,7 @@ class _Run:
         self.diag.target = compiled[0].target if compiled else self.diag.target
         for f in report.findings:
             f.patterns = f.patterns or catalog_patterns(f.id, self.failed, self.catalog, self.family, f.message)
-        reason = ("adapter IR (TTIR, ttadapter, adapter pass trajectory) mapped to source lines" if self.family == "ascend"
-                  else "lowered code (TTGIR, PTX, SASS, ptxas, pass trajectory) mapped to source lines")
+        reason = self.target.l3_reason
         if report.notes:
             reason += "; " + "; ".join(report.notes)
         self.record("L3", "used", reason, report.findings + self.case_width_findings(report), t)
@@ -366,7 +346,7 @@ class _Run:
     @property
     def compiler(self) -> str:
         """The compiler family L4 reads: the Triton the target compiles with."""
-        return "triton-ascend" if self.family == "ascend" else "triton"
+        return self.target.compiler
 
     def run(self) -> Diagnosis:
         steps = {"L1": self.l1, "L2": self.l2, "L3": self.l3, "L4": self.l4}
@@ -389,7 +369,7 @@ class _Run:
 
 
 def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, case: int | None = None,
-             failed: Iterable[str] = (), settings: Any = None, index: Any = None,
+             failed: Iterable[str] = (), settings: Settings | None = None, index: Any = None,
              roofline: Iterable[float | None] | None = None) -> Diagnosis:
     """Diagnose a task file; `failed` holds finding ids or pattern ids already tried without a win; `roofline`
     (each case's measured fraction of the roofline, in CASES order) ranks causes by the cases they slow down."""
@@ -403,7 +383,7 @@ def diagnose(task_path: str | Path, *, level: str = "auto", gpu: bool = True, ca
     settings = settings or load_settings()
     problem = None
     if index is None:
-        index, problem = _open_index(settings)
+        index, problem = open_index_or_problem(settings)
     run = _Run(path, level, gpu, case, set(failed), settings, index)
     run.index_problem = problem
     if roofline is not None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from kopt.diagnose.findings import Evidence, Finding
 from kopt.diagnose.ncu import NcuKernel, NcuResult, Rule
+from kopt.vocabulary import Evidence, Finding
 
 BOUND_FRACTION = 0.6  # of a ceiling: that side of the roofline is the bottleneck
 IDLE_FRACTION = 0.3  # below this on both sides: latency bound

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from kopt.diagnose import ir_trajectory
-from kopt.diagnose.findings import Evidence, Finding
 from kopt.diagnose.ir_loc import SourceLoc
 from kopt.diagnose.ir_ptx import facts_for, ptx_facts, sass_counts, sass_summary
 from kopt.diagnose.ir_ttgir import ELEM_BYTES, Access, Module, Op, analyze_access, parse_module
 from kopt.diagnose.occupancy import occupancy
 from kopt.harness.compiled import CompiledKernel
+from kopt.vocabulary import Evidence, Finding
 
 MEMORY_OPS = ("tt.load", "tt.store", "ttg.async_copy_global_to_local", "tt.atomic_rmw", "tt.atomic_cas")
 LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers

@@ -16,9 +16,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kopt.diagnose.findings import Evidence, Finding
 from kopt.diagnose.ir_loc import LocTable
 from kopt.harness.compiled import CompiledKernel
+from kopt.vocabulary import Evidence, Finding
 
 # 910B (Atlas A2) Unified Buffer: 192 KB per vector core. triton-ascend states it in
 # third_party/ascend/backend/runtime/utils.py (ub_size_in_kbytes = 192) and docs/zh/programming_guide.md;
@@ -269,7 +269,7 @@ def analyze_ascend(compiled: list[CompiledKernel], task_path: str | Path) -> lis
         if "ttadapter" not in kernel.asm:
             continue
         facts = ascend_facts(kernel)
-        where = lambda line: f"{task_path}:{line}"  # noqa: E731
+        where = lambda line: f"{task_path}:{line}"
         for a in facts.accesses:
             if a.lowering == "scalar_loop":
                 why, conditions = _CAUSES[a.cause]

@@ -15,9 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kopt.diagnose.findings import FINDING_IDS, Evidence, Finding
+from kopt.config import Settings
 from kopt.errors import KoptError
 from kopt.passnotes import PassNote, load_pass_notes
+from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 # Per compiler family, the corpora to cite, richest first: a checkout, else the installed package.
 COMPILER_CORPORA = {"triton": ("triton", "triton-pkg"), "triton-ascend": ("triton-ascend", "triton-ascend-pkg")}
@@ -211,7 +212,7 @@ def search_code(finding: Finding, notes: list[PassNote], index: Any, corpus: str
                   f"retrieved for {finding.id}", _excerpt(h.text)) for h in hits]
 
 
-def escalate_l4(finding: Finding, index: Any, settings: Any = None, *, family: str = "triton") -> Finding:
+def escalate_l4(finding: Finding, index: Any, settings: Settings | None = None, *, family: str = "triton") -> Finding:
     """The L3 finding explained from the compiler: mechanism (pass notes), cited compiler source, and the
     conditions a rewrite must satisfy. Without an ingested compiler corpus the notes still speak and one
     evidence line says which `kopt ingest` would add the citations."""

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from kopt.diagnose.findings import Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 
 # SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
 SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
@@ -78,7 +78,7 @@ def sm_count(target: str | None) -> int:
 def address_args(fn: Any) -> tuple[set[str], set[str]]:
     """Parameters of a @triton.jit function that feed load/store/atomic addresses or masks, through assignments:
     (all of them, those only masks use)."""
-    from kopt.diagnose.l1 import _assignments, _names
+    from kopt.diagnose.l1_source import assignments_in, names_in
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -93,16 +93,16 @@ def address_args(fn: Any) -> tuple[set[str], set[str]]:
         name = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
         if name in ("load", "store") or name.startswith("atomic_"):
             if call.args:
-                addresses |= _names(call.args[0])
-            masks |= set().union(set(), *(_names(k.value) for k in call.keywords if k.arg == "mask"))
-    assigned = _assignments(func.body)
+                addresses |= names_in(call.args[0])
+            masks |= set().union(set(), *(names_in(k.value) for k in call.keywords if k.arg == "mask"))
+    assigned = assignments_in(func.body)
     params = {a.arg for a in func.args.args}
 
     def reach(roots: set[str]) -> set[str]:
         names, frontier = set(), roots
         while frontier - names:
             names |= frontier
-            frontier = set().union(set(), *(_names(v) for n, v in assigned if n in names))
+            frontier = set().union(set(), *(names_in(v) for n, v in assigned if n in names))
         return names & params
 
     in_address, in_mask = reach(addresses), reach(masks)

@@ -18,9 +18,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from kopt.cli import console as rich_console
 from kopt.diagnose.escalate import SYMPTOMS
-from kopt.diagnose.findings import FINDING_IDS, Evidence, Finding
+from kopt.output import console as rich_console
+from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 SHOWN_FINDINGS = 8  # findings shown in full; the rest are named in one line (--verbose shows them all)
 EXCERPT_LINES = 8  # lines of an IR/SASS/compiler excerpt before it is shortened

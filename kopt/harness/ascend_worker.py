@@ -25,11 +25,11 @@ from pathlib import Path
 
 os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "false")  # keep loc(file:line:col) in the adapter's output
 
-import triton  # noqa: E402  (the Ascend toolchain's triton)
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource, make_backend  # noqa: E402
-from triton.runtime.autotuner import Autotuner  # noqa: E402
-from triton.runtime.jit import JITFunction  # noqa: E402
+import triton  # the Ascend toolchain's triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, make_backend
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
 
 DUMP_HEADER = re.compile(r"^// -----// IR Dump Before (\S+)(?: \(([^)]*)\))? .*//----- //$", re.M)
 

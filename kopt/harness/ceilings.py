@@ -31,25 +31,36 @@ def _median_ms(fn, reps: int) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def measure_ceilings() -> dict[str, Any]:
-    """Copy GB/s and matmul TFLOP/s (bf16, fp16, fp32 without tf32, tf32) on the current GPU."""
+def _copy_ms() -> float:
+    """Median ms of one COPY_BYTES device-to-device copy (its buffers are freed on return)."""
     import torch
 
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda").random_()
     dst = torch.empty_like(src)
-    copy_ms = _median_ms(lambda: dst.copy_(src), 30)
-    del src, dst
+    return _median_ms(lambda: dst.copy_(src), 30)
+
+
+def _matmul_ms(dtype: Any) -> float:
+    """Median ms of one MATMUL_N square matmul in `dtype` (its operands are freed on return)."""
+    import torch
+
+    a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+    b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+    return _median_ms(lambda: torch.matmul(a, b), 10)
+
+
+def measure_ceilings() -> dict[str, Any]:
+    """Copy GB/s and matmul TFLOP/s (bf16, fp16, fp32 without tf32, tf32) on the current GPU."""
+    import torch
+
+    copy_ms = _copy_ms()
     rates = {}
     saved_tf32 = torch.backends.cuda.matmul.allow_tf32
     try:
         for label, dtype, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
                                    ("fp32", torch.float32, False), ("tf32", torch.float32, True)):
             torch.backends.cuda.matmul.allow_tf32 = tf32
-            a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
-            b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
-            ms = _median_ms(lambda: torch.matmul(a, b), 10)
-            rates[label] = 2 * MATMUL_N**3 / (ms * 1e-3) / 1e12
-            del a, b
+            rates[label] = 2 * MATMUL_N**3 / (_matmul_ms(dtype) * 1e-3) / 1e12
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved_tf32
     torch.cuda.empty_cache()

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from kopt.rewrite.guard import PROTECTED
+from kopt.harness.guard import PROTECTED
 
 # --- the lists ------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ class LaunchLog:
         names, self.names = self.names, []
         return names
 
-    def install(self, device: str) -> "LaunchLog":
+    def install(self, device: str) -> LaunchLog:
         if device == "cuda":
             from triton import knobs
 

@@ -20,9 +20,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kopt.diagnose.findings import Finding
+from kopt.config import Settings
 from kopt.errors import KoptError
-from kopt.rewrite.guard import PROTECTED, check_candidate
+from kopt.harness.guard import PROTECTED, check_candidate
+from kopt.vocabulary import Finding
 
 ATTEMPTS = 3
 BACKOFF_S = 0.5
@@ -143,7 +144,7 @@ def chat_messages(user: str) -> list[dict[str, str]]:
 class LLMProposer:
     """Asks the configured LLM for one candidate; see the module docstring for the retry policy."""
 
-    def __init__(self, settings: Any, llm: Any = None):
+    def __init__(self, settings: Settings, llm: Any = None):
         from kopt.llm import make_llm
 
         self.llm = llm or make_llm(settings)

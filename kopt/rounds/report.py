@@ -16,14 +16,16 @@ from pathlib import Path
 
 from kopt.errors import KoptError
 from kopt.rounds.store import Round, RoundsStore, Run, best_round
+from kopt.vocabulary import Outcome
 
 TOLERANCE = 1.02  # a case this much slower (time ratio) than the initial or the best before it is a regression
 MAX_SCALE = 6  # the log axis spans at most x1/64 .. x64; beyond that a value is drawn at the edge
 REGRESSION_MARK = "▼ regression"
 LEVEL_Y = {None: 0, "L1": 1, "L2": 2, "L3": 3, "L4": 4}
-OUTCOME_COLOR = {"improved": "#2a9d4b", "slower": "#e9a23b", "untimed": "#7a8ca6", "incorrect": "#d64545",
-                 "compile_error": "#a33", "timeout": "#8a2be2", "crash": "#555", "rejected": "#c06",
-                 "proposer_error": "#999", "unparsable": "#999"}
+OUTCOME_COLOR = {Outcome.IMPROVED: "#2a9d4b", Outcome.SLOWER: "#e9a23b", Outcome.UNTIMED: "#7a8ca6",
+                 Outcome.INCORRECT: "#d64545", Outcome.COMPILE_ERROR: "#a33", Outcome.TIMEOUT: "#8a2be2",
+                 Outcome.CRASH: "#555", Outcome.REJECTED: "#c06", Outcome.PROPOSER_ERROR: "#999",
+                 Outcome.UNPARSABLE: "#999"}  # every round outcome, in the legend's order (tests/test_outcomes.py)
 FASTER, SAME, REGRESSED = "#2a9d4b", "#888", "#d62828"
 
 

@@ -20,13 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from kopt.errors import KoptError
-
-OUTCOMES = ("compile_error", "incorrect", "timeout", "crash", "slower", "improved",
-            "untimed", "rejected", "proposer_error", "unparsable")
-# untimed: validated on every case, but no GPU to time it, so it cannot count as a win.
-# rejected: the candidate changed the task's reference, inputs or tolerances, or is not a task file.
-# proposer_error: the proposer produced no candidate (an unreachable LLM, garbage replies), with the reason.
-# unparsable: a prompt-exchange reply held no usable task file (no retry: the next request says why).
+from kopt.vocabulary import Outcome
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -52,18 +46,18 @@ CREATE TABLE IF NOT EXISTS pending (
 
 @dataclass
 class Round:
-    """One optimization step; the DESIGN.md Round fields plus what the report needs."""
+    """One optimization step; the Round fields ARCHITECTURE.md describes, plus what the report needs."""
 
     run_id: str
     n: int
     level_reached: str | None  # the deepest diagnosis level that ran for this round
     hypothesis: str  # one line: the finding, the pattern, what the candidate changes
-    hypothesis_key: str  # finding_id/pattern_id (or finding_id/llm): tried keys are never repeated
+    hypothesis_key: str  # hypothesis_key(): tried keys are never repeated
     finding_ids: list[str]
     pattern_id: str | None
     proposer: str  # recipe:NAME | llm:MODEL
     candidate: str | None  # artifact hash of the candidate source
-    outcome: str  # one of OUTCOMES
+    outcome: str  # an Outcome's value (kopt/vocabulary.py)
     message: str | None = None
     case_times: list[float | None] = field(default_factory=list)  # kernel ms per case, None when untimed
     speedup_initial: float | None = None
@@ -96,9 +90,15 @@ class Run:
         return asdict(self)
 
 
+def hypothesis_key(finding_id: str | None, pattern_id: str | None) -> str:
+    """A round's key: finding/pattern, "llm" in place of a pattern when the LLM (or an agent) wrote the candidate,
+    and no finding part when no finding was named."""
+    return "/".join([*([finding_id] if finding_id else []), pattern_id or "llm"])
+
+
 def best_round(rounds: list[Round]) -> Round | None:
     """The improved round with the highest speedup over the initial kernel: the run's best so far."""
-    wins = [r for r in rounds if r.outcome == "improved"]
+    wins = [r for r in rounds if r.outcome == Outcome.IMPROVED]
     return max(wins, key=lambda r: r.speedup_initial or 0) if wins else None
 
 

@@ -1,15 +1,19 @@
-"""The shared vocabulary of diagnosis: Evidence and Finding (see DESIGN.md).
+"""The shared vocabulary: levels, evidence sources, finding ids, Evidence, Finding and Outcome.
 
-Every level (L1..L4) returns Findings; the optimizer, the rounds store, `kopt ask`
-and the MCP server all speak in these terms, so they stay plain, JSON-friendly data.
+It sits on the ground floor (ARCHITECTURE.md) because every layer speaks it: the diagnosis levels
+(L1..L4) return Findings; patterns and pass notes name finding ids; the optimizer, the rounds store,
+`kopt ask` and the MCP server pass them on. So it imports nothing from kopt and stays plain,
+JSON-friendly data.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Literal, get_args
 
-LEVELS = ("L1", "L2", "L3", "L4")
+Level = Literal["L1", "L2", "L3", "L4"]
+LEVELS: tuple[str, ...] = get_args(Level)
 
 EVIDENCE_SOURCES = (
     "pattern", "timing", "ncu", "ttir", "ttgir", "llir", "ptx", "sass", "trajectory",
@@ -66,7 +70,7 @@ class Evidence:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+    def from_dict(cls, d: dict[str, Any]) -> Evidence:
         return cls(**d)
 
 
@@ -93,7 +97,28 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         d = dict(d)
         d["evidence"] = [Evidence.from_dict(e) for e in d.get("evidence", [])]
         return cls(**d)
+
+
+class Outcome(StrEnum):
+    """What became of one candidate. Rounds, reports, synthesis, the CLI and MCP all read this one list."""
+
+    IMPROVED = "improved"  # validated, and measured faster than the best so far: the only win
+    SLOWER = "slower"  # validated and timed, not faster
+    UNTIMED = "untimed"  # validated on every case, but no GPU to time it: never a win
+    INCORRECT = "incorrect"
+    COMPILE_ERROR = "compile_error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    REJECTED = "rejected"  # it changed what it is judged by (reference, inputs, tolerances), or cheated
+    PROPOSER_ERROR = "proposer_error"  # no candidate: an unreachable LLM, garbage replies (the message says why)
+    UNPARSABLE = "unparsable"  # a prompt-exchange reply held no usable task file
+    NOT_VALIDATED = "not_validated"  # a launch-config variant left unvalidated: a faster one passed (trials only)
+
+
+ROUND_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NOT_VALIDATED)  # what a recorded round can be
+KEPT = (Outcome.IMPROVED, Outcome.UNTIMED)  # a win, or correct but untimed: not a rejected candidate
+FAILED = (Outcome.COMPILE_ERROR, Outcome.INCORRECT, Outcome.TIMEOUT, Outcome.CRASH, Outcome.SLOWER)  # failed hypotheses

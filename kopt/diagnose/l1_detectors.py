@@ -1,0 +1,427 @@
+"""L1 detectors: one function per source signal, registered under the signal's name with `@detects`.
+
+A detector reads one kernel (a KernelScan over the task's source, l1_source.py) and returns the Signals it
+sees, with kernel lines and details. What a signal means, the finding it is evidence for, its prior
+confidence and its condition are in the registry (kopt/signals.py); a detector may only register a name
+the registry has, and tests/test_signals.py checks that every registered signal has its detector.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kopt.diagnose.l1_source import TRANSPOSE_OPS, KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
+from kopt.signals import SIGNALS
+
+TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
+SMALL_1D, SMALL_DOT_MN, SMALL_DOT_K = 128, 64, 16
+FEW_PROGRAMS = 108  # fewer programs than the SMs of any datacenter GPU Triton targets (A100: 108, H100/H200: 132)
+BIG_TILE_1D, BIG_TILE_DOT = 4096, 128 * 256
+
+
+@dataclass
+class Signal:
+    """One source signal: which kernel, which lines, and what was seen."""
+
+    name: str
+    kernel: str
+    lines: list[int]
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0  # scales the signal's prior confidence when a case is weaker than usual
+
+
+Detector = Callable[[KernelScan], list[Signal]]
+DETECTORS: dict[str, Detector] = {}  # signal name -> its detector, in registration (= run) order
+
+
+def detects(name: str) -> Callable[[Detector], Detector]:
+    """Register the decorated function as the detector of signal `name`, which kopt/signals.py must define."""
+    if name not in SIGNALS:
+        raise ValueError(f"no signal {name!r} in the registry (kopt/signals.py)")
+
+    def register(detector: Detector) -> Detector:
+        DETECTORS[name] = detector
+        return detector
+
+    return register
+
+
+@detects("small_block")
+def _small_block(s: KernelScan) -> list[Signal]:
+    if s.k.autotuned:
+        return []
+    is_dot = "dot" in s.ops
+    if not is_dot:
+        tile = s.tile_elements()
+        if tile is None or tile >= SMALL_1D:
+            return []
+    out = []
+    for size, name, line in s.aranges():
+        if is_dot:
+            limit = SMALL_DOT_K if name is None or name.upper().endswith("K") else SMALL_DOT_MN
+            if size >= limit:
+                continue
+            what = f"{size} per dot tile dimension (< {limit})"
+        else:
+            limit = SMALL_1D
+            what = f"{tile} elements per program (< {limit})"
+        where = [ln for v, ln in s.k.constexprs.get(name, []) if v == size] if name else []
+        label = f"{name}={size}" if name else f"tl.arange(0, {size})"
+        out.append(Signal("small_block", s.fn.name, sorted({line, *where}), f"{label} is hard-coded: {what}",
+                          {"param": name, "value": size, "limit": limit}))
+    return out
+
+
+@detects("no_autotune")
+def _no_autotune(s: KernelScan) -> list[Signal]:
+    tunables = [p for p in s.k.constexprs if any(w in p.upper() for w in TUNABLE_WORDS)]
+    if s.k.autotuned or not tunables:
+        return []
+    return [Signal("no_autotune", s.fn.name, [s.fn.lineno],
+                   f"kernel {s.fn.name} has tunable constexprs ({', '.join(tunables)}) but no @triton.autotune",
+                   {"tunables": tunables})]
+
+
+@detects("default_num_warps")
+def _default_num_warps(s: KernelScan) -> list[Signal]:
+    tile = s.tile_elements()
+    big = BIG_TILE_DOT if "dot" in s.ops else BIG_TILE_1D
+    if s.k.autotuned or not s.k.launches or tile is None or tile < big:
+        return []
+    if any("num_warps" in launch.kwargs for launch in s.k.launches):
+        return []
+    lines = [launch.node.lineno for launch in s.k.launches]
+    return [Signal("default_num_warps", s.fn.name, lines,
+                   f"a {tile}-element tile is launched with the default num_warps=4 ({tile // 128} elements per thread)",
+                   {"tile_elements": tile})]
+
+
+@detects("fp32_dot_ieee")
+def _fp32_dot_ieee(s: KernelScan) -> list[Signal]:
+    out = []
+    for call in s.tl_calls("dot"):
+        kw = {k.arg: k.value for k in call.keywords}
+        precision = kw.get("input_precision")
+        value = const_value(precision, s.m.constants)
+        if isinstance(precision, ast.Name) and precision.id in s.k.constexprs:
+            value = next((v for v, _ in s.k.constexprs[precision.id] if isinstance(v, str)), None)
+        ieee = value == "ieee" or (isinstance(kw.get("allow_tf32"), ast.Constant) and kw["allow_tf32"].value is False)
+        half = any(tl_name(op, s.m.aliases) is None and isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute)
+                   and op.func.attr == "to" and const_value(op.args[0] if op.args else None, {}) in ("float16", "bfloat16")
+                   for op in call.args[:2])
+        if ieee and not half:
+            out.append(Signal("fp32_dot_ieee", s.fn.name, [call.lineno],
+                              "tl.dot at ieee precision: an fp32 dot cannot use tensor cores",
+                              {"input_precision": "ieee"}))
+    return out
+
+
+def _loop_var_names(loop: ast.For | ast.While) -> set[str]:
+    """Names the loop changes: its target and everything assigned in its body."""
+    names = names_in(loop.target) if isinstance(loop, ast.For) else set()
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names |= names_in(target)
+            elif isinstance(node, ast.For):
+                names |= names_in(node.target)
+    return names
+
+
+@detects("scalar_loop")
+def _scalar_loop(s: KernelScan) -> list[Signal]:
+    out = []
+    for loop in loops_of(s.fn):
+        if not isinstance(loop, ast.For):
+            continue
+        loop_var = names_in(loop.target)
+        loads = [c for stmt in loop.body for c in ast.walk(stmt)
+                 if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args]
+        scalar = [c for c in loads if names_in(c.args[0]) & loop_var and not s.uses_arange(c.args[0])]
+        block_work = any(s.uses_arange(c.args[0]) for c in loads) or any(
+            tl_name(c, s.m.aliases) == "dot" for stmt in loop.body for c in ast.walk(stmt) if isinstance(c, ast.Call))
+        if scalar and not block_work:  # a loop over work items that fetches scalar metadata is fine
+            out.append(Signal("scalar_loop", s.fn.name, [loop.lineno] + [c.lineno for c in scalar],
+                              f"loop over {ast.unparse(loop.target)} loads one scalar per iteration "
+                              f"({ast.unparse(scalar[0].args[0])})", {"loads": len(scalar)}))
+    return out
+
+
+@detects("int64_offsets")
+def _int64_offsets(s: KernelScan) -> list[Signal]:
+    lines = []
+    for call in s.calls:
+        is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and tl_name(call, s.m.aliases) is None
+        is_cast = tl_name(call, s.m.aliases) == "cast"
+        target = call.args[-1] if call.args else None
+        receiver = call.func.value if is_to else (call.args[0] if is_cast and call.args else None)
+        if (is_to or is_cast) and target is not None and const_value(target, {}) == "int64" \
+                and id(call) in s.pointer_ids and s.uses_arange(receiver):
+            lines.append(call.lineno)
+    if not lines:
+        return []
+    return [Signal("int64_offsets", s.fn.name, sorted(set(lines)), "per-element address math cast to tl.int64",
+                   {"casts": len(lines)})]
+
+
+def _hinted(s: KernelScan) -> tuple[set[str], set[int]]:
+    """Names and expression ids wrapped in tl.multiple_of / tl.max_contiguous."""
+    names, ids = set(), set()
+    for call in s.tl_calls("multiple_of", "max_contiguous"):
+        if call.args:
+            names |= names_in(call.args[0])
+            ids |= {id(n) for n in ast.walk(call.args[0])}
+    return names, ids
+
+
+@detects("modulo_offsets")
+def _modulo_offsets(s: KernelScan) -> list[Signal]:
+    wrapped, hinted_ids = _hinted(s)
+    lines = []
+    for name, value in s.assignments + [("", c) for c in s.tl_calls("load", "store")]:
+        if name in wrapped:
+            continue
+        for node in ast.walk(value):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv)) \
+                    and id(node) not in hinted_ids and id(node) in s.pointer_ids and s.uses_arange(node):
+                lines.append(node.lineno)
+    if not lines:
+        return []
+    return [Signal("modulo_offsets", s.fn.name, sorted(set(lines)),
+                   "offsets computed with % or // on tl.arange values (contiguity is lost)", {})]
+
+
+@detects("transpose_before_dot")
+def _transpose_before_dot(s: KernelScan) -> list[Signal]:
+    def transpose_line(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Name) and node.id in s.assigned:
+            node = s.assigned[node.id]
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            return node.lineno
+        if isinstance(node, ast.Call) and (tl_name(node, s.m.aliases) in TRANSPOSE_OPS or (
+                isinstance(node.func, ast.Attribute) and node.func.attr in TRANSPOSE_OPS)):
+            return node.lineno
+        return None
+
+    out = []
+    for call in s.tl_calls("dot"):
+        lines = [ln for ln in (transpose_line(a) for a in call.args[:2]) if ln]
+        if lines:
+            out.append(Signal("transpose_before_dot", s.fn.name, sorted({call.lineno, *lines}),
+                              "a dot operand is transposed in registers (tl.trans / .T) right before tl.dot", {}))
+    return out
+
+
+@detects("loop_invariant_load")
+def _loop_invariant_load(s: KernelScan) -> list[Signal]:
+    out = []
+    for loop in loops_of(s.fn):
+        variant = _loop_var_names(loop)
+        for stmt in loop.body:
+            for call in ast.walk(stmt):
+                if isinstance(call, ast.Call) and tl_name(call, s.m.aliases) == "load" and call.args:
+                    used = names_in(call.args[0]) | set().union(*(names_in(k.value) for k in call.keywords), set())
+                    if not used & variant:
+                        out.append(Signal("loop_invariant_load", s.fn.name, [call.lineno, loop.lineno],
+                                          f"tl.load({ast.unparse(call.args[0])}) does not depend on the loop "
+                                          f"at line {loop.lineno} but runs every iteration", {}))
+    return out
+
+
+def _add_terms(node: ast.AST) -> list[ast.AST]:
+    """The terms of an a + b - c chain."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _add_terms(node.left) + _add_terms(node.right)
+    return [node]
+
+
+@detects("strided_access")
+def _strided_access(s: KernelScan) -> list[Signal]:
+    """A runtime stride on the tile's fast axis, in an address with no unstrided (contiguous) tl.arange term.
+
+    The coalesce pass orders the layout along whichever axis AxisInfo proves contiguous, so an address
+    with any unstrided arange term is fine; `x + offs * stride` (1-D) is strided for any stride but 1."""
+    runtime = {p for p in s.k.params if p not in s.k.constexprs}
+
+    def fast_axis(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+            return isinstance(node.slice.elts[-1], ast.Slice) and s.uses_arange(node.value)
+        if isinstance(node, ast.Name):
+            return node.id in s.linear_names
+        return isinstance(node, ast.BinOp) and s.uses_arange(node) and not any(
+            isinstance(n, ast.Subscript) or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+            for n in ast.walk(node))
+
+    def strided(term: ast.AST) -> str | None:
+        """The runtime stride of `fast-axis offsets * stride` (either order), else None."""
+        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+            for offs, stride in ((term.left, term.right), (term.right, term.left)):
+                names = names_in(stride)
+                if fast_axis(offs) and names and names <= runtime and not s.uses_arange(stride):
+                    return ast.unparse(stride)
+        return None
+
+    addresses = [v for n, v in s.assignments if id(v) in s.pointer_ids] + [
+        c.args[0] for c in s.tl_calls("load", "store") if c.args]
+    out, seen = [], set()
+    for address in addresses:
+        terms = _add_terms(address)
+        arange_terms = [t for t in terms if s.uses_arange(t)]
+        hits = [(t, strided(t)) for t in arange_terms if strided(t)]
+        contiguous = [t for t in arange_terms if not (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult))]
+        for term, stride in hits:
+            if contiguous or term.lineno in seen:
+                continue
+            seen.add(term.lineno)
+            generic = len(arange_terms) > 1  # every axis strided: the generic idiom, fine when the fast stride is 1
+            out.append(Signal("strided_access", s.fn.name, [term.lineno],
+                              f"runtime stride {stride} multiplies the contiguous axis ({ast.unparse(term)})",
+                              {"stride": stride, "generic_strides": generic}, weight=0.5 if generic else 1.0))
+    return out
+
+
+@detects("no_grouped_order")
+def _no_grouped_order(s: KernelScan) -> list[Signal]:
+    if "dot" not in s.ops or "swizzle2d" in s.ops:
+        return []
+    if any("group" in name.lower() for name in set(s.assigned) | set(s.k.params)):
+        return []
+    pids = s.tl_calls("program_id")
+    pid_names = {name for name, value in s.assignments if isinstance(value, ast.Call) and value in pids}
+    tile_values = [v for _, v in s.assignments if s.uses_arange(v)]
+    positions_tile = {id(n) for v in tile_values for n in ast.walk(v)} | {
+        id(value) for name, value in s.assignments if value in pids and any(name in names_in(v) for v in tile_values)}
+    # program_id(1) that positions an output tile (not a batch or head index) means a 2-D tile grid
+    axis1 = [c for c in pids if id(c) in positions_tile and (
+        (c.args and const_value(c.args[0], {}) == 1) or any(k.arg == "axis" and const_value(k.value, {}) == 1 for k in c.keywords))]
+    split = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+             and names_in(n.left) & pid_names]
+    lines = [c.lineno for c in axis1] or [n.lineno for n in split]
+    if not lines:
+        return []
+    return [Signal("no_grouped_order", s.fn.name, sorted(set(lines)),
+                   "matmul tiles run in plain row-major program order (no GROUP_SIZE_M swizzle)", {})]
+
+
+@detects("tiny_programs")
+def _tiny_programs(s: KernelScan) -> list[Signal]:
+    """A grid of cdiv(n, b) where b is small and is what one program covers (its tl.arange size)."""
+    tile = s.tile_elements()
+    per_program = {size for size, _, _ in s.aranges()} if tile is not None and tile < SMALL_1D else set()
+    out = []
+    for launch in s.k.launches:
+        if launch.grid is None:
+            continue
+        for call in ast.walk(launch.grid):
+            if not (isinstance(call, ast.Call) and len(call.args) == 2):
+                continue
+            fname = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if fname != "cdiv":
+                continue
+            divisor = call.args[1]
+            value = const_value(divisor, launch.env)
+            if value is None and isinstance(divisor, ast.Name) and divisor.id in launch.kwargs:
+                value = launch.kwargs[divisor.id][0]
+            if isinstance(value, int) and value < SMALL_1D and value in per_program and "dot" not in s.ops:
+                out.append(Signal("tiny_programs", s.fn.name, sorted({call.lineno, launch.node.lineno}),
+                                  f"grid of cdiv({ast.unparse(call.args[0])}, {value}): one program per {value} elements",
+                                  {"per_program": value}))
+    return out
+
+
+@detects("atomic_in_loop")
+def _atomic_in_loop(s: KernelScan) -> list[Signal]:
+    calls = [c for c in s.calls if (tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) in s.in_loop]
+    if not calls:
+        return []
+    return [Signal("atomic_in_loop", s.fn.name, sorted({c.lineno for c in calls}),
+                   f"{tl_name(calls[0], s.m.aliases)} inside a loop: one contended atomic per iteration", {})]
+
+
+@detects("constant_grid")
+def _constant_grid(s: KernelScan) -> list[Signal]:
+    """A grid of literals, e.g. kernel[(1,)]: the parallelism does not grow with the problem, so a few programs loop
+    over all of it while most SMs idle. A persistent grid sized from the device is not literal and stays silent."""
+    out = []
+    for launch in s.k.launches:
+        dims = launch.grid.elts if isinstance(launch.grid, (ast.Tuple, ast.List)) else []
+        values = [const_value(d, launch.env) for d in dims]
+        if not dims or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            continue
+        programs = math.prod(values)
+        if programs < FEW_PROGRAMS:
+            out.append(Signal("constant_grid", s.fn.name, [launch.node.lineno],
+                              f"launch grid {ast.unparse(launch.grid)} is a constant {programs} program(s) whatever the "
+                              f"problem size: at most {programs} SM(s) work", {"programs": programs}))
+    return out
+
+
+@detects("scattered_atomic")
+def _scattered_atomic(s: KernelScan) -> list[Signal]:
+    """An atomic outside any loop whose address comes from loaded values: every program updates data-chosen
+    targets, so programs that pick the same hot bin or row serialize on it (a loop's atomics: atomic_in_loop)."""
+    loaded: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in s.assignments:
+            if name not in loaded and (names_in(value) & loaded or any(
+                    tl_name(c, s.m.aliases) == "load" for c in ast.walk(value) if isinstance(c, ast.Call))):
+                loaded.add(name)
+                changed = True
+    calls = [c for c in s.calls if (tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) not in s.in_loop
+             and c.args and names_in(c.args[0]) & loaded]
+    if not calls:
+        return []
+    return [Signal("scattered_atomic", s.fn.name, sorted({c.lineno for c in calls}),
+                   f"{tl_name(calls[0], s.m.aliases)} at addresses loaded from memory ({ast.unparse(calls[0].args[0])}): "
+                   "programs that pick the same target serialize on it", {})]
+
+
+@detects("two_pass_loads")
+def _two_pass_loads(s: KernelScan) -> list[Signal]:
+    """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
+    twice (statistics, then apply), where one pass that keeps the tile in registers or shared memory would do."""
+    runtime = {p for p in s.k.params if p not in s.k.constexprs}
+    loops = [l for l in loops_of(s.fn) if isinstance(l, ast.For)]
+    nested = {id(inner) for outer in loops for stmt in outer.body for inner in ast.walk(stmt) if inner in loops}
+    passes: dict[str, list[int]] = {}
+    for loop in [l for l in loops if id(l) not in nested]:
+        loads = [c for stmt in loop.body for c in ast.walk(stmt)
+                 if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
+        for ptr in sorted({p for c in loads for p in names_in(c.args[0]) & runtime if p.endswith("ptr")}):
+            passes.setdefault(ptr, []).append(next(c.lineno for c in loads if ptr in names_in(c.args[0])))
+    return [Signal("two_pass_loads", s.fn.name, lines,
+                   f"`{ptr}` is streamed by {len(lines)} separate loops (lines {', '.join(map(str, lines))}): every "
+                   "element crosses the memory bus more than once", {"pointer": ptr, "passes": len(lines)})
+            for ptr, lines in passes.items() if len(lines) >= 2]
+
+
+def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:
+    """All L1 signals in a task file's source, plus each kernel's kinds (dot, reduce, ...).
+
+    Raises SyntaxError for source that does not parse (triage turns it into a finding)."""
+    module = TaskSource(ast.parse(source, filename=path))
+    signals: list[Signal] = []
+    kinds: dict[str, set[str]] = {}
+    for kernel in module.kernels.values():
+        scan = KernelScan(module, kernel)
+        kinds[kernel.node.name] = scan.kinds()
+        for detector in DETECTORS.values():
+            signals.extend(detector(scan))
+    return signals, kinds
+
+
+def l1_view(source: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kernel kinds, signal names) of a source as L1 sees it, over all its kernels; empty if it does not parse."""
+    try:
+        signals, kinds = detect_signals(source)
+    except SyntaxError:
+        return (), ()
+    return tuple(sorted(set().union(*kinds.values()))), tuple(sorted({sig.name for sig in signals}))

@@ -1,0 +1,59 @@
+"""The L1 signal registry: every source signal's meaning, the root cause it is evidence for, its prior
+confidence and what must hold before acting on it, in one table.
+
+It sits in the catalog layer (ARCHITECTURE.md) because patterns name signals as symptoms and are checked
+against this table; each signal's detector lives in kopt/diagnose/l1_detectors.py under the same name
+(`@detects("name")`), and a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kopt.vocabulary import FINDING_IDS
+
+
+@dataclass(frozen=True)
+class SignalSpec:
+    """One source signal: what it means, the finding it is evidence for, how often it alone means a real
+    slowdown (the prior), and the condition a fix needs (None when there is none)."""
+
+    name: str
+    means: str
+    finding: str
+    confidence: float
+    condition: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.finding not in FINDING_IDS:
+            raise ValueError(f"signal {self.name}: unknown finding id {self.finding!r}")
+
+
+SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
+    SignalSpec("small_block", "a hard-coded block constexpr below 128 elements (1-D) or a dot tile below 64",
+               "small_block", 0.8),
+    SignalSpec("no_autotune", "a kernel with tunable block constexprs and no @triton.autotune", "untuned_config", 0.35),
+    SignalSpec("default_num_warps", "big tiles launched with the default num_warps (none given)", "untuned_config", 0.5),
+    SignalSpec("fp32_dot_ieee", "tl.dot with input_precision='ieee' or allow_tf32=False", "fp32_dot_ieee", 0.9,
+               "the operands are fp32 and the tolerance allows tf32 (or tf32x3)"),
+    SignalSpec("scalar_loop", "a loop over elements doing scalar tl.load per iteration", "scalar_loop", 0.85),
+    SignalSpec("int64_offsets", "offsets cast to tl.int64", "int64_indexing", 0.5,
+               "every offset stays below 2**31 for all cases"),
+    SignalSpec("modulo_offsets", "% or // applied to tl.arange-derived offsets", "modulo_indexing", 0.6,
+               "the modulo/division is an index decomposition, not needed for wrap-around semantics"),
+    SignalSpec("transpose_before_dot", "tl.trans / .T / tl.permute feeding a tl.dot", "transpose_before_dot", 0.55),
+    SignalSpec("loop_invariant_load", "a tl.load inside a loop whose address does not depend on the loop",
+               "redundant_loads", 0.7),
+    SignalSpec("strided_access", "a runtime stride multiplying tl.arange on the contiguous axis", "uncoalesced_access",
+               0.45, "the stride is not 1 at run time (the JIT turns an integer argument equal to 1 into a constant, "
+                     "which is contiguous)"),
+    SignalSpec("no_grouped_order", "a 2-D-grid matmul with plain row-major program order", "poor_l2_reuse", 0.55),
+    SignalSpec("tiny_programs", "a grid of cdiv(n, small): many tiny programs", "too_many_programs", 0.7),
+    SignalSpec("atomic_in_loop", "tl.atomic_* inside a loop", "atomic_contention", 0.75),
+    SignalSpec("scattered_atomic", "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
+               "atomic_contention", 0.7),
+    SignalSpec("two_pass_loads", "the same pointer argument loaded in two separate loops (a statistics pass, then an "
+               "apply pass)", "unfused_ops", 0.55),
+    SignalSpec("constant_grid", "a launch grid of literal constants with fewer programs than a GPU has SMs",
+               "low_occupancy", 0.8),
+)}
