@@ -2,7 +2,7 @@
 
 The sandboxed `kopt bench` costs ~1-2 min a pair with five pairs side by side (process starts, validation, a
 checked call); these files are ours, not candidates, so they are timed here directly: per case, fresh inputs
-from the task's make_inputs, a check that the fixed output matches the slow one, then triton.testing.do_bench
+from the task's make_inputs, a check of both outputs against the task's reference at its tolerances, then triton.testing.do_bench
 (median of its runs, the L2 flushed between them) of each entry. Speedup = median over cases of slow/fixed.
 
   python3 evals/device/blind_timing.py --manifest evals/diagnosis/blind-2026-12/manifest.yaml --out $OUT/t.json
@@ -11,6 +11,7 @@ from the task's make_inputs, a check that the fixed output matches the slow one,
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -19,6 +20,10 @@ import time
 from pathlib import Path
 
 KEEP = 1.3
+
+
+def flat(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def time_pair(task_path: Path, fixed_path: Path, device: str = "cuda") -> dict:
@@ -37,12 +42,13 @@ def time_pair(task_path: Path, fixed_path: Path, device: str = "cuda") -> dict:
     slow_ms, fixed_ms, mismatches = [], [], 0
     for i, case in enumerate(slow.cases if device == "cuda" else slow.interpreter_cases()):
         inputs = slow.make_inputs(case, device, 1000 + i)
-        a, b = slow.entry(*inputs), fixed.entry(*inputs)
-        outs = [(x, y) for x, y in zip(a if isinstance(a, (tuple, list)) else [a], b if isinstance(b, (tuple, list)) else [b])
-                if isinstance(x, torch.Tensor)]
-        if not all(x.shape == y.shape and torch.allclose(x.float(), y.float(), rtol=2e-2, atol=2e-2, equal_nan=True)
-                   for x, y in outs):
-            mismatches += 1
+        want = slow.reference(*copy.deepcopy(inputs))
+        for got in (slow.entry(*inputs), fixed.entry(*inputs)):  # each against the reference, at the task's tolerance
+            pairs = [(x, y) for x, y in zip(flat(want), flat(got)) if isinstance(x, torch.Tensor)]
+            if not all(x.shape == y.shape and torch.allclose(y.double(), x.double(), *reversed(slow.tolerance(
+                    str(x.dtype).removeprefix("torch."))), equal_nan=True) for x, y in pairs):
+                mismatches += 1
+                break
         slow_ms.append(bench(lambda: slow.entry(*inputs)))
         fixed_ms.append(bench(lambda: fixed.entry(*inputs)))
     ratios = [s / f for s, f in zip(slow_ms, fixed_ms) if f > 0]
