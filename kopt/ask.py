@@ -119,6 +119,30 @@ def _lower(path: Path, target: str | None) -> Any:
     return attribute(compile_sandboxed(path, target=target, trajectory=True), str(path))
 
 
+class _Served:
+    """The index opened here, its searches answered by the index's warm search worker while one runs (a few ms a
+    query; embedding here costs ~1 s for the first one); after one miss (none runs: that call starts one), here."""
+
+    OPS = ("search", "lookup_symbol", "find_emitter")
+
+    def __init__(self, index: Any, settings: Any) -> None:
+        self._index, self._settings, self._worker_up = index, settings, True
+
+    def __getattr__(self, name: str) -> Any:
+        here = getattr(self._index, name)
+        if name not in self.OPS:
+            return here
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            from kopt.index import worker
+
+            hits = worker.call(self._settings, name, *args, **kwargs) if self._worker_up else None
+            self._worker_up = hits is not None
+            return here(*args, **kwargs) if hits is None else hits
+
+        return call
+
+
 def _source_key(cite: str, symbol: str | None) -> str:
     """One citation per function: the parts a long function was chunked into are one source to a reader."""
     return f"{cite.partition(':')[0]}::{symbol}" if symbol else cite
@@ -157,6 +181,8 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         index, problem = open_index_or_problem(settings)
         if problem:
             answer_note = problem
+        elif index is not None:
+            index = _Served(index, settings)
     answer = Answer(question, str(kernel) if kernel else None, line)
     if index is None:
         answer.notes.append(answer_note)
