@@ -28,7 +28,6 @@ EMBEDDER = "kopt-code-minilm"
 RERANKER = "kopt-rerank-minilm"
 SEED = 0
 NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
-HEAD_LR_FACTOR = 20  # the reranker's fresh head and pooler learn this much faster than its pretrained layers
 
 
 @dataclass
@@ -132,14 +131,12 @@ def _batches(examples: list[Example], size: int, seed: int) -> list[list[Example
     return batches + ([current] if len(current) > 1 else [])
 
 
-def _run(steps: list, step: Callable, params: list, *, lr: float, seconds: float,
+def _run(steps: list, step: Callable, params, *, lr: float, seconds: float,
          progress: Callable[[str], None]) -> dict:
-    """AdamW with linear warm-up (10%) and decay over `steps`, stopped early at `seconds`; `params` are tensors, or
-    torch parameter groups with their own lr."""
+    """AdamW with linear warm-up (10%) and decay over `steps`, stopped early at `seconds`."""
     import torch
 
     opt = torch.optim.AdamW(params, lr=lr)
-    params = [p for group in opt.param_groups for p in group["params"]]
     total, warm = len(steps), max(1, len(steps) // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: min((i + 1) / warm, max(0.0, (total - i) / (total - warm + 1))))
     started, done, losses = time.monotonic(), 0, []
@@ -226,12 +223,7 @@ def train_reranker(examples: list[Example], base: Path, out: Path, *, seconds: f
         queries, docs, labels = zip(*batch)
         return loss([list(queries), list(docs)], torch.tensor(labels, device=model.device))
 
-    # The head and BERT's pooler start untrained (the MiniLM pooled by mean, never through [CLS]): they learn at
-    # HEAD_LR_FACTOR x lr, or the cross-encoder sits at p = 0.5 for hundreds of steps (measured: 100 steps at 1e-4).
-    head = [p for name, p in model.named_parameters() if ".encoder." not in name and ".embeddings." not in name]
-    body = [p for name, p in model.named_parameters() if ".encoder." in name or ".embeddings." in name]
-    groups = [{"params": body, "lr": lr}, {"params": head, "lr": lr * HEAD_LR_FACTOR}]
-    stats = _run(steps, step, groups, lr=lr, seconds=seconds, progress=progress)
+    stats = _run(steps, step, list(model.parameters()), lr=lr, seconds=seconds, progress=progress)
     model.eval()
     model.save(str(out))
     return {**stats, "rows": len(rows), **half_precision(out)}
