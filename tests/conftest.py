@@ -38,7 +38,7 @@ SLOW = {
     "test_harness_cli.py", "test_harness_compile.py", "test_harness_flush.py",
     "test_index_concurrency.py", "test_index_retrieval.py", "test_ingest_building.py", "test_ingest_toolchain.py",
     "test_l3_attribution.py", "test_llm_exchange.py", "test_llm_proposer.py", "test_llm_rerank.py", "test_mcp_fuzz.py",
-    "test_mcp_server.py", "test_suite_ops.py",
+    "test_mcp_server.py", "test_suite_ops.py", "test_train.py",
     # single tests in otherwise fast modules
     "test_campaign.py::test_campaign_resumes_after_kill_9",
     "test_campaign.py::test_ray_sends_the_same_jobs_to_a_local_cluster",
