@@ -11,6 +11,10 @@ the next ones send their query over a Unix socket and get the hits back.
 - **Starts and stops by itself.** The socket is in Linux's abstract namespace: it goes away with its
   process, so no file is left behind, and a second worker of the same index cannot bind it and exits.
   A worker leaves after IDLE_SECONDS without a request, or when its index folder is gone.
+- **Many callers at once.** The worker binds the name, then forks PROCESSES children that all accept on it (the
+  kernel hands each connection to an idle one), each with its own open index and its own reopen; a search is
+  mostly Python, so threads would queue on the GIL. The pool leaves when none of it has had a request for
+  IDLE_SECONDS; the children die with the worker.
 - **Only for its user.** Each end checks the other's uid (SO_PEERCRED): an abstract name has no file
   permissions, so another user could bind it first, or connect.
 - **Optional.** Its name carries kopt's version and the mtimes of the index sources and the glossary, so
@@ -28,11 +32,16 @@ import socket
 import struct
 import subprocess
 import sys
+import time
+import traceback
 from pathlib import Path
 
 IDLE_SECONDS = 120.0
 QUERY_TIMEOUT = 10.0  # a client waits this long for its hits before it searches in process
 OPS = ("search", "lookup_symbol", "find_emitter")
+# 8 callers at once on a 16-core host queued behind one process at 8.5x a lone search (evals/RESULTS.md, issue 18)
+PROCESSES = max(1, min(8, os.cpu_count() or 1))
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def address(index_path: Path) -> bytes:
@@ -87,15 +96,51 @@ def start(index_path: Path) -> None:
         pass
 
 
-def serve(index_path: Path, idle: float = IDLE_SECONDS) -> None:
-    """Answer requests one at a time until idle for `idle` seconds or the index folder is gone."""
+def serve(index_path: Path, idle: float = IDLE_SECONDS, processes: int = PROCESSES) -> None:
+    """Bind the index's name, then answer on `processes` forked children until the pool has been idle for `idle`
+    seconds or the index folder is gone; this process only waits for them (they die with it)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.bind(address(index_path))
     except OSError:  # another worker serves this index
         return
     sock.listen(64)
-    sock.settimeout(idle)
+    import multiprocessing  # here: a client (`kopt search`) imports this module and never needs it
+
+    last_request = multiprocessing.RawValue("d", time.time())  # shared: the pool leaves when all of it is idle
+    parent = os.getpid()
+    children = []
+    for _ in range(processes):  # forked before numpy or the engine load: no threads to copy
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _die_with(parent)
+                _answer(sock, index_path, idle, last_request)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)  # never return into the caller's code, nor run its exit handlers
+        children.append(pid)
+    sock.close()  # the children hold the name now
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel end this child when the worker it was forked from ends (SIGTERM to the worker stops all)."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it ended before prctl
+        os._exit(0)
+
+
+def _answer(sock: socket.socket, index_path: Path, idle: float, last_request) -> None:
+    """Answer requests one at a time on the shared socket: the kernel hands each connection to an idle process."""
     from kopt.config import Settings
     from kopt.errors import KoptError
     from kopt.index.search import Index
@@ -120,10 +165,15 @@ def serve(index_path: Path, idle: float = IDLE_SECONDS) -> None:
         except KoptError:  # an empty or broken index: each request will say so
             pass
         while index_path.is_dir():
+            idle_left = idle - (time.time() - last_request.value)  # the others may have answered meanwhile
+            if idle_left <= 0:
+                return
+            sock.settimeout(idle_left)
             try:
                 conn, _ = sock.accept()
             except TimeoutError:
-                return
+                continue
+            last_request.value = time.time()
             with conn:
                 conn.settimeout(5.0)
                 if not _same_user(conn):
