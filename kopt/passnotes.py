@@ -17,6 +17,8 @@ import yaml
 from kopt.errors import KoptError
 from kopt.vocabulary import FINDING_IDS
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster on the catalog
+
 # pass: one pass of the pipeline; analysis: what passes query; lowering: how one family of ops becomes LLVM/PTX inside
 # the to-LLVM conversion
 KINDS = ("pass", "analysis", "lowering")
@@ -66,7 +68,7 @@ def _split(text: str) -> tuple[dict[str, Any] | None, str, str | None]:
     if not match:
         return None, text, "front matter: missing (the file must start with a '---' YAML block closed by '---')"
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = yaml.load(match.group(1), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark else ""

@@ -21,6 +21,8 @@ from kopt.errors import KoptError
 from kopt.signals import SIGNALS
 from kopt.vocabulary import FINDING_IDS
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster on the catalog
+
 # Deterministic recipes the optimizer implements, one file each (kopt/rewrite/recipes/<name>.py); anything else
 # is guidance-only.
 RECIPES: tuple[str, ...] = (
@@ -272,7 +274,7 @@ def default_pattern_dirs() -> list[Path]:
 
 def load_pattern(path: Path) -> Pattern:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
