@@ -63,10 +63,12 @@ def built(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def pool(built, tmp_path, monkeypatch):
-    """A private copy of the built site and a worker pool of POOL processes serving it; stopped afterwards."""
+    """A private copy of the built site and a worker pool of POOL processes serving it (the only worker); stopped
+    afterwards."""
     subprocess.run(["cp", "-a", f"{built}/.", str(tmp_path)], check=True)
     monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(worker, "start", lambda path: None)  # only this pool answers: no worker starts on its own
     settings = Settings(index_path=tmp_path / "home" / "index")
     code = "import sys; from pathlib import Path; from kopt.index.worker import serve; serve(Path(sys.argv[1]), processes=int(sys.argv[2]))"
     proc = subprocess.Popen([sys.executable, "-c", code, str(settings.index_path), str(POOL)], env=env_for(tmp_path / "home"))
@@ -93,9 +95,8 @@ def alone(settings, query: str) -> list[tuple]:
         index.close()
 
 
-def test_concurrent_callers_get_what_each_query_gets_alone_and_the_pool_dies_with_its_worker(pool, monkeypatch):
+def test_concurrent_callers_get_what_each_query_gets_alone_and_the_pool_dies_with_its_worker(pool):
     site, settings, proc = pool
-    monkeypatch.setattr(worker, "start", lambda path: None)  # the last call below must not start a new worker
     answering = children(proc.pid)
     assert len(answering) == POOL
     with ThreadPoolExecutor(len(QUERIES)) as callers:
@@ -115,9 +116,8 @@ def test_concurrent_callers_get_what_each_query_gets_alone_and_the_pool_dies_wit
     assert worker.call(settings, "search", QUERIES[0], corpus="patterns") is None  # the name went with them
 
 
-def test_a_publish_during_concurrent_queries_gives_each_reply_one_version_and_no_failure(pool, monkeypatch):
+def test_a_publish_during_concurrent_queries_gives_each_reply_one_version_and_no_failure(pool):
     site, settings, _ = pool
-    monkeypatch.setattr(worker, "start", lambda path: None)  # a second worker would hide a failed pool
     old = json.loads((settings.index_path / "catalog.json").read_text())["corpora"]["patterns"]["version"]
     published, replies = threading.Event(), []
 
