@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kopt.index.search import Hit
+from kopt.index.hits import Hit
 from kopt.llm import ExchangeWaiting
 
 RERANK_DEPTH = 20  # hybrid hits the LLM reads
@@ -54,10 +54,10 @@ def parse_choices(reply: str, num_choices: int) -> tuple[list[int], list[float]]
 
 
 def _candidate(hit: Hit) -> str:
-    meta = hit.meta
-    name = meta.get("qualname") or meta.get("symbol") or "-"
+    c = hit.chunk
+    name = c.qualname or c.symbol or "-"
     head = "\n".join(hit.text.splitlines()[:SHOWN_LINES])
-    return f"path: {meta.get('path')}:{meta.get('start_line')}-{meta.get('end_line')}\nsymbol: {name}\n{head}"
+    return f"path: {c.path}:{c.start_line}-{c.end_line}\nsymbol: {name}\n{head}"
 
 
 def _numbered(nodes: list[Any]) -> str:

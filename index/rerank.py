@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from kopt.errors import KoptError
-from kopt.index.search import Hit
+from kopt.index.hits import Hit
 
 RERANK_DEPTH = 20  # hybrid hits the cross-encoder reads
 RERANK_WEIGHT = 1.0  # final score = hybrid score / best hybrid score + RERANK_WEIGHT x the cross-encoder's probability
@@ -53,5 +53,5 @@ def rerank(name: str, query: str, hits: list[Hit], depth: int = RERANK_DEPTH, we
         return hits
     top = max(h.score for h in head) or 1.0
     probs = relevance(name, query, [h.text for h in head])
-    scored = [Hit(round(h.score / top + weight * p, 4), h.text, {**h.meta, "rerank": round(p, 4)}) for h, p in zip(head, probs)]
+    scored = [Hit(round(h.score / top + weight * p, 4), h.text, h.chunk.with_(rerank=round(p, 4))) for h, p in zip(head, probs)]
     return sorted(scored, key=lambda h: -h.score) + tail

@@ -18,6 +18,6 @@ class KoptRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits = self.index.search(query_bundle.query_str, corpus=self.corpus, k=self.k, mode=self.mode, filters=self.filters)
-        return [NodeWithScore(node=TextNode(id_=f"{h.meta['corpus']}:{h.cite()}", text=h.text,
-                                            metadata={k: v for k, v in h.meta.items() if k != "text"}), score=h.score)
+        return [NodeWithScore(node=TextNode(id_=f"{h.chunk.corpus}:{h.cite()}", text=h.text, metadata=h.meta),
+                              score=h.score)
                 for h in hits]

@@ -19,11 +19,11 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 from kopt.errors import KoptError
 from kopt.index.backends import NONEMPTY, open_backend
+from kopt.index.hits import Hit, StoredChunk
 from kopt.index.tokenize import query_vector, tokens
 
 WEIGHTS = {"sparse": 1.0, "dense": 0.15}  # tuned on all of gold.yaml before the dev/test split; dev still agrees
@@ -62,21 +62,6 @@ HISTORY_FILES = 200  # files scored per query; a file past these would gain unde
 RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
 MODES = ("hybrid", "dense", "sparse", RERANKED)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
-
-
-@dataclass
-class Hit:
-    score: float
-    text: str
-    meta: dict = field(default_factory=dict)
-
-    def cite(self) -> str:
-        m = self.meta
-        return f"{m.get('path')}:{m.get('start_line')}-{m.get('end_line')}@{m.get('version')}"
-
-    def to_dict(self) -> dict:
-        return {"score": self.score, "cite": self.cite(), "text": self.text,
-                "meta": {k: v for k, v in self.meta.items() if k != "text"}}
 
 
 @cache
@@ -158,7 +143,7 @@ class Index:
         hits = _fuse(d_all, s_all, mode)
         if mode == "hybrid":
             for h in hits:
-                h.score = round(h.score * prior(query, h.meta), 4)
+                h.score = round(h.score * prior(query, h.chunk), 4)
         if mode == "hybrid" and not path_glob:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
@@ -176,14 +161,14 @@ class Index:
         want = set(tokens(next(g for g in match.groups() if g))) if match else set()
         if len(want) < 3:
             return hits
-        by_key = {_hit_key(h.meta): h for h in hits}
+        by_key = {h.key: h for h in hits}
         for _, entry in self._entries(corpus):
             _, s_hits = self.backend.query(entry["collection"], None, query_vector(" ".join(want)), 50,
                                            {**flt, "diagnostics": NONEMPTY})
             for _, _, meta in s_hits:
                 best = max((_dice(want, set(tokens(d))) for d in meta.get("diagnostics", [])), default=0.0)
                 if best >= MESSAGE_MIN_OVERLAP:
-                    hit = by_key.setdefault(_hit_key(meta), Hit(0.0, meta.get("text", ""), meta))
+                    hit = by_key.setdefault(_payload_key(meta), Hit.from_payload(0.0, meta))
                     hit.score = round(hit.score + MESSAGE_WEIGHT * best, 4)
         return list(by_key.values())
 
@@ -194,19 +179,19 @@ class Index:
         explain; the code is what L4 cites. Each anchored chunk gains ANCHOR_WEIGHT x the note's score
         (the best note, when several anchor it); one the query did not retrieve is fetched by symbol.
         """
-        notes = [h for h in hits[:k] if h.meta.get("anchors")]
+        notes = [h for h in hits[:k] if h.chunk.anchors]
         if not notes:
             return hits
-        by_key = {_hit_key(h.meta): h for h in hits}
+        by_key = {h.key: h for h in hits}
         credit: dict[tuple, float] = {}
         for note in notes:
-            for i, anchor in enumerate(note.meta["anchors"]):
+            for i, anchor in enumerate(note.chunk.anchors):
                 for meta in self._anchored(anchor, corpus):
-                    key = _hit_key(meta)
+                    key = _payload_key(meta)
                     if key not in by_key:
                         if any(meta.get(f) != v for f, v in flt.items() if isinstance(v, str)):
                             continue
-                        by_key[key] = Hit(0.0, meta.get("text", ""), meta)
+                        by_key[key] = Hit.from_payload(0.0, meta)
                     gain = ANCHOR_WEIGHT * note.score * (1 - ANCHOR_ORDER_DECAY * i)
                     credit[key] = max(credit.get(key, 0.0), gain)
         for key, gain in credit.items():
@@ -224,7 +209,7 @@ class Index:
         if best <= 0:
             return hits
         for h in hits:
-            h.score = round(h.score + HISTORY_WEIGHT * votes.get((h.meta.get("corpus"), h.meta.get("path")), 0.0) / best, 4)
+            h.score = round(h.score + HISTORY_WEIGHT * votes.get((h.chunk.corpus, h.chunk.path), 0.0) / best, 4)
         return sorted(hits, key=lambda h: -h.score)
 
     def _anchored(self, anchor: str, corpus) -> list[dict]:
@@ -250,12 +235,13 @@ class Index:
         for _, entry in self._entries(corpus):
             for _, meta in self.backend.scroll(entry["collection"], {"symbols": short}, limit=200):
                 owner = name[: -len(short)].rstrip(":.")  # Class in Class::method; a whole class chunk holds its methods
-                quals = [q.strip().split(" (part")[0] for q in meta.get("qualname", "").split(",")]
+                hit = Hit.from_payload(1.0, meta)
+                quals = [q.strip().split(" (part")[0] for q in hit.chunk.qualname.split(",")]
                 if short != name and not any(q.endswith(name) or q.endswith(owner) for q in quals):
                     continue
-                hits.append(Hit(1.0, meta.get("text", ""), meta))
+                hits.append(hit)
         rank = {"function": 0, "pass": 0, "class": 1, "td_record": 2}
-        return sorted(hits, key=lambda h: (rank.get(h.meta.get("kind"), 3), h.meta.get("path", ""), h.meta.get("start_line", 0)))
+        return sorted(hits, key=lambda h: (rank.get(h.chunk.kind, 3), h.chunk.path, h.chunk.start_line or 0))
 
     def find_emitter(self, message: str, corpus: str | list[str] | None = None, k: int = 5) -> list[Hit]:
         """The functions whose emitted diagnostics best match a message seen in a log."""
@@ -268,21 +254,21 @@ class Index:
             for _, _, meta in s_hits:
                 best = max(((_overlap(want, set(tokens(d))), d) for d in meta.get("diagnostics", [])), default=(0.0, ""))
                 if best[0] > 0:
-                    hits.append(Hit(round(best[0], 4), meta.get("text", ""), {**meta, "matched_diagnostic": best[1]}))
+                    hits.append(Hit.from_payload(round(best[0], 4), {**meta, "matched_diagnostic": best[1]}))
         return sorted(hits, key=lambda h: -h.score)[:k]
 
     def close(self) -> None:
         self.backend.close()
 
 
-def prior(query: str, meta: dict) -> float:
+def prior(query: str, chunk: StoredChunk) -> float:
     """How much the question's shape trusts a chunk of this kind and place (a factor on its fused score)."""
     factor = 1.0
     if not _IR_QUERY.search(query):
-        factor *= KIND_PRIOR.get(meta.get("kind"), 1.0)
-    if _LOWERING_QUERY.search(query) and _FRONT_END.search(meta.get("path", "")):
+        factor *= KIND_PRIOR.get(chunk.kind, 1.0)
+    if _LOWERING_QUERY.search(query) and _FRONT_END.search(chunk.path):
         factor *= FRONT_END_PRIOR
-    if _REMEDY_QUERY.search(query) and meta.get("kind") == "pattern":
+    if _REMEDY_QUERY.search(query) and chunk.kind == "pattern":
         factor *= REMEDY_PRIOR
     return factor
 
@@ -304,13 +290,14 @@ def _spread_files(hits: list[Hit]) -> list[Hit]:
     """
     seen: dict[str, int] = {}
     for h in hits:
-        path = h.meta.get("path")
+        path = h.chunk.path
         h.score = round(h.score * FILE_REPEAT_DECAY ** seen.get(path, 0), 4)
         seen[path] = seen.get(path, 0) + 1
     return sorted(hits, key=lambda h: -h.score)
 
 
-def _hit_key(meta: dict) -> tuple:
+def _payload_key(meta: dict) -> tuple:
+    """A stored point's `Hit.key`."""
     return meta.get("corpus"), meta.get("path"), meta.get("start_line")
 
 
@@ -333,14 +320,14 @@ def _filters(filters: dict | None) -> tuple[dict, str | None]:
 
 def _fuse(dense: list, sparse: list, mode: str) -> list[Hit]:
     if mode != "hybrid":
-        return [Hit(round(score, 4), meta.get("text", ""), meta) for _, score, meta in (dense or sparse)]
+        return [Hit.from_payload(round(score, 4), meta) for _, score, meta in (dense or sparse)]
     scores: dict[str, float] = {}
     metas: dict[str, dict] = {}
     for weight, hits, norm in ((WEIGHTS["sparse"], sparse, _by_max), (WEIGHTS["dense"], dense, _min_max)):
         for (pid, _, meta), value in zip(hits, norm([score for _, score, _ in hits])):
             scores[pid] = scores.get(pid, 0.0) + weight * value
             metas[pid] = meta
-    return [Hit(round(s, 4), metas[pid].get("text", ""), metas[pid]) for pid, s in scores.items()]
+    return [Hit.from_payload(round(s, 4), metas[pid]) for pid, s in scores.items()]
 
 
 def _by_max(values: list[float]) -> list[float]:

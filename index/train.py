@@ -69,7 +69,7 @@ def build_examples(index, pairs: list[dict], *, limit: int | None = None, negati
         paths = {pos["path"] for pos in positives[query]}
         hits = index.search(query, corpus=corpus, k=NEGATIVE_DEPTH, mode="hybrid",
                             dense_vector=vectors.get((corpus, query)))
-        found[query] = [h.text for h in hits if h.meta.get("path") not in paths][:negatives]
+        found[query] = [h.text for h in hits if h.chunk.path not in paths][:negatives]
         if n % 200 == 0:
             progress(f"negatives {n}/{len(queries)}")
     return [Example(p["query"], texts[_ref_key(p["positive"])], found[p["query"]]) for p in pairs if found[p["query"]]]

@@ -81,9 +81,9 @@ def call(settings, op: str, *args, **kwargs) -> list | None:
         raise getattr(errors, reply["kind"], errors.KoptError)(reply["error"], hint=reply.get("hint"))
     if "hits" not in reply:
         return None
-    from kopt.index.search import Hit
+    from kopt.index.hits import Hit, StoredChunk
 
-    return [Hit(h["score"], h["text"], h["meta"]) for h in reply["hits"]]
+    return [Hit(h["score"], h["text"], StoredChunk.from_payload(h["meta"])) for h in reply["hits"]]
 
 
 def start(index_path: Path) -> None:

@@ -217,10 +217,10 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         except KoptError as exc:
             hits, _ = [], answer.notes.append(str(exc))
         for h in hits:
-            key = _source_key(h.cite(), h.meta.get("symbol"))
+            key = _source_key(h.cite(), h.chunk.symbol)
             if key not in seen:
                 seen.add(key)
-                answer.citations.append({"cite": h.cite(), "symbol": h.meta.get("symbol"), "corpus": corpus,
+                answer.citations.append({"cite": h.cite(), "symbol": h.chunk.symbol, "corpus": corpus,
                                          "why": "retrieved for the question", "excerpt": h.text[:400]})
     if llm is not None:
         from kopt.llm import complete

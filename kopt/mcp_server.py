@@ -575,8 +575,8 @@ class Tools:
                 finally:
                     index.close()
             return SearchResult(query=query, hits=[
-                SearchHit(cite=h.cite(), score=h.score, corpus=h.meta.get("corpus"), kind=h.meta.get("kind"),
-                          symbol=h.meta.get("symbol"), text=h.text) for h in hits])
+                SearchHit(cite=h.cite(), score=h.score, corpus=h.chunk.corpus, kind=h.chunk.kind,
+                          symbol=h.chunk.symbol, text=h.text) for h in hits])
 
         return await _step(ctx, 0, 1, "searching the index", lambda: _with_index(self.limit["search"], run),
                            tool="search", limit=self.limit["search"])

@@ -286,18 +286,19 @@ def test_remedy_questions_favour_patterns():
 
 
 def test_lowering_questions_prefer_compiler_code_over_the_front_end():
+    from kopt.index.hits import StoredChunk
     from kopt.index.search import prior
 
     lowering = "how is a prefix sum (cumsum) implemented across lanes and warps"
-    front_end = {"kind": "function", "path": "python/triton/language/standard.py"}
-    pkg_front_end = {"kind": "function", "path": "language/core.py"}  # the installed package's paths
-    conversion = {"kind": "function", "path": "lib/Conversion/TritonGPUToLLVM/ScanOpToLLVM.cpp"}
+    front_end = StoredChunk(kind="function", path="python/triton/language/standard.py")
+    pkg_front_end = StoredChunk(kind="function", path="language/core.py")  # the installed package's paths
+    conversion = StoredChunk(kind="function", path="lib/Conversion/TritonGPUToLLVM/ScanOpToLLVM.cpp")
     assert prior(lowering, front_end) < prior(lowering, conversion) == 1.0
     assert prior("how is tl.atomic_cas lowered to PTX", pkg_front_end) < 1.0
     assert prior("is an add after tl.dot folded into the accumulator", front_end) < 1.0
     # a question about the API itself keeps the front end whole, and the backend's compiler.py is never front end
     assert prior("what does tl.max_contiguous promise to the compiler", front_end) == 1.0
-    assert prior(lowering, {"kind": "function", "path": "third_party/nvidia/backend/compiler.py"}) == 1.0
+    assert prior(lowering, StoredChunk(kind="function", path="third_party/nvidia/backend/compiler.py")) == 1.0
 
 
 def test_a_quoted_message_credits_only_a_close_emitted_message():
@@ -314,9 +315,10 @@ def test_a_quoted_message_credits_only_a_close_emitted_message():
 
 
 def test_later_chunks_of_one_file_are_demoted_not_dropped():
-    from kopt.index.search import Hit, _spread_files
+    from kopt.index.hits import Hit, StoredChunk
+    from kopt.index.search import _spread_files
 
-    hits = [Hit(1.0, "", {"path": "big.cpp", "id": 1}), Hit(0.95, "", {"path": "big.cpp", "id": 2}),
-            Hit(0.94, "", {"path": "big.cpp", "id": 3}), Hit(0.92, "", {"path": "other.cpp", "id": 4})]
-    ranked = [h.meta["id"] for h in _spread_files(hits)]
+    hits = [Hit(score, "", StoredChunk(path=path, start_line=line))
+            for score, path, line in ((1.0, "big.cpp", 1), (0.95, "big.cpp", 2), (0.94, "big.cpp", 3), (0.92, "other.cpp", 4))]
+    ranked = [h.chunk.start_line for h in _spread_files(hits)]
     assert ranked == [1, 4, 2, 3]  # the other file moves up past the big file's second and third chunks

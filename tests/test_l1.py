@@ -17,6 +17,7 @@ import pytest
 from kopt.diagnose.l1 import triage
 from kopt.diagnose.l1_detectors import detect_signals
 from kopt.errors import KoptError
+from kopt.index.hits import StoredChunk
 from kopt.patterns import load_patterns
 from kopt.signals import SIGNALS
 from kopt.vocabulary import FINDING_IDS
@@ -182,7 +183,7 @@ def test_task_object_with_path_is_accepted(catalog):
 
 class _Hit:
     def __init__(self, symbol, score):
-        self.meta, self.score, self.text = {"symbol": symbol}, score, ""
+        self.chunk, self.score, self.text = StoredChunk(symbol=symbol), score, ""
 
 
 class _RecordingIndex:

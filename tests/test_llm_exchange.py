@@ -270,7 +270,7 @@ def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
     the rerank keeps the hybrid order while its request waits."""
     from kopt.config import load_settings
     from kopt.index.llm_rerank import rerank
-    from kopt.index.search import Hit
+    from kopt.index.hits import Hit, StoredChunk
     from kopt.llm import ExchangeWaiting, complete, make_llm
 
     llm = make_llm(load_settings(tmp_path, llm_provider="exchange", llm_exchange_dir=str(tmp_path / "ex")))
@@ -283,7 +283,7 @@ def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
     waiting.value.reply.write_text("model: replier-2\nIt moves 3 bytes per flop.\n")
     assert complete(llm, "You answer questions.", "Why is my kernel slow?") == "It moves 3 bytes per flop."
 
-    hits = [Hit(1.0 - i / 10, f"def f{i}(): pass", {"path": f"a{i}.py", "start_line": 1, "end_line": 2}) for i in range(3)]
+    hits = [Hit(1.0 - i / 10, f"def f{i}(): pass", StoredChunk(path=f"a{i}.py", start_line=1, end_line=2)) for i in range(3)]
     order, reason = rerank(llm, "where is f2 decided?", hits)
     assert order == hits and reason.startswith("LLM rerank: waiting for the LLM reply to")
     rerank_request = next(r for r in requests(tmp_path / "ex") if r["id"] != req["id"])

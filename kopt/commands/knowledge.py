@@ -119,9 +119,9 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
     if not hits:
         click.echo("no results")
     for i, h in enumerate(hits, 1):
-        m = h.meta
+        c = h.chunk
         snippet = " ".join(h.text.splitlines()[1:4]).strip()[:160]
-        click.echo(f"{i:2d}. {h.score:.4f}  {h.cite()}  {m.get('qualname') or m.get('symbol') or ''}  [{m.get('kind')}]")
+        click.echo(f"{i:2d}. {h.score:.4f}  {h.cite()}  {c.qualname or c.symbol}  [{c.kind}]")
         click.echo(f"      {snippet}")
 
 

@@ -149,8 +149,8 @@ def emitter_evidence(finding: Finding, index: Any) -> Finding:
         return finding
     if not hits:
         return finding
-    cited = [Evidence("L4", "compiler_source", f"emits: {h.meta.get('matched_diagnostic', '')[:200]}",
-                      {"symbol": h.meta.get("symbol")}, h.cite()) for h in hits]
+    cited = [Evidence("L4", "compiler_source", f"emits: {h.chunk.matched_diagnostic[:200]}",
+                      {"symbol": h.chunk.symbol}, h.cite()) for h in hits]
     return Finding(finding.id, "L4", finding.message, finding.confidence, finding.evidence + cited,
                    finding.kernel_lines, finding.conditions, finding.patterns)
 

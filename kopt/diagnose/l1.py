@@ -117,7 +117,7 @@ def _retrieved(index: Any, kernel: str, kinds: set[str], signals: list[Signal], 
     except KoptError:
         return  # no pattern corpus ingested: L1 stands on the catalog alone
     for rank, hit in enumerate(hits):
-        pattern = patterns.get(hit.meta.get("symbol"))
+        pattern = patterns.get(hit.chunk.symbol)
         if pattern is None or not pattern.finding_ids or not fits(pattern, kinds):
             continue
         mine = [f for f in findings if f.id in pattern.finding_ids]

@@ -185,7 +185,7 @@ def cite_anchors(note: PassNote, index: Any, corpus: str) -> list[Cited]:
             hits = index.lookup_symbol(symbol, corpus)
         except KoptError:
             continue
-        hit = next((h for h in hits if h.meta.get("path") == path), None) or _enclosing(index, symbol, path, corpus)
+        hit = next((h for h in hits if h.chunk.path == path), None) or _enclosing(index, symbol, path, corpus)
         if hit:
             out.append(Cited(hit.cite(), symbol, corpus, f"anchor of the {note.pass_name} pass note", _excerpt(hit.text)))
     return out
@@ -208,7 +208,7 @@ def search_code(finding: Finding, notes: list[PassNote], index: Any, corpus: str
         hits = index.search(query, corpus=corpus, k=k)
     except KoptError:
         return []
-    return [Cited(h.cite(), h.meta.get("symbol") or Path(h.meta.get("path", "")).name, corpus,
+    return [Cited(h.cite(), h.chunk.symbol or Path(h.chunk.path).name, corpus,
                   f"retrieved for {finding.id}", _excerpt(h.text)) for h in hits]
 
 
