@@ -105,18 +105,10 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
 
 
 def _lower(path: Path, target: str | None) -> Any:
-    """The L3 report of the task's kernels. NVIDIA targets compile in the sandbox (the warm compile worker's when
-    it runs: ~0.3 s instead of ~3 s for torch's import and a process's first compile), so the task's code never
-    runs in kopt's own process."""
-    from kopt.diagnose.escalate import lower_and_attribute
-    from kopt.toolchain import target_family
+    """The L3 report of the task's kernels, compiled so that the task's code never runs in kopt's own process."""
+    from kopt.diagnose.targets import target_for
 
-    if target_family(target) == "ascend":
-        return lower_and_attribute(path, target)[1]
-    from kopt.diagnose.l3 import attribute
-    from kopt.harness.compile import compile_sandboxed
-
-    return attribute(compile_sandboxed(path, target=target, trajectory=True), str(path))
+    return target_for(target).sandboxed_report(path, target)
 
 
 class _Served:

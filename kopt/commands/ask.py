@@ -18,13 +18,12 @@ def ask_cmd(question: str, kernel: str | None, target: str | None, offline: bool
     from kopt.ask import ask, parse_kernel_arg
     from kopt.commands.knowledge import steps
     from kopt.config import load_settings
-    from kopt.harness.compile import gpu_target
+    from kopt.diagnose.targets import target_for
     from kopt.llm import make_llm
-    from kopt.toolchain import target_family
 
     settings = load_settings(target=target)
-    if target and target_family(target) == "nvidia":
-        gpu_target(target)  # a typo is an error even when no kernel gets compiled
+    if target:
+        target_for(target).check_target(target)  # a typo is an error even when no kernel gets compiled
     path, line = parse_kernel_arg(kernel) if kernel else (None, None)
     llm = None if offline else make_llm(settings)
     with steps(not as_json) as step:

@@ -37,34 +37,28 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 def compile_cmd(task: Path, stage: str | None, target: str | None, case_index: int, trajectory: bool, as_json: bool) -> None:
     """AOT-compile a task's kernels (no GPU needed) and show IR stages and resource usage."""
     from kopt.config import load_settings
-    from kopt.toolchain import target_family
+    from kopt.diagnose.targets import target_for
 
     target = target or load_settings().target
-    if target_family(target) == "ascend":
-        return _compile_ascend(task, stage, target, case_index, trajectory, as_json)
-    from kopt.harness.compile import compile_task
-    from kopt.harness.compiled import STAGES
-    from kopt.task import load_task
-
-    if stage == "ttadapter":
-        raise KoptError("--stage ttadapter is an Ascend stage: add --target ascend")
-    stages = list(STAGES) if stage in ("all", None) else [stage]
-    kernels = compile_task(load_task(task), case=case_index, target=target, trajectory=trajectory, stages=stages)
+    backend = target_for(target)
+    backend.check_stage(stage)
+    all_stages = backend.ir_stages()
+    stages = list(all_stages) if stage in ("all", None) else [stage]
+    kernels = backend.compile(task, target, case_index, trajectory, stages)
+    described = [backend.kernel_cells(k) for k in kernels]
     try:
         if as_json:
-            emit_json([k.to_dict(with_asm=stage is not None or trajectory) for k in kernels])
+            emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), **extra}
+                       for k, (_, extra) in zip(kernels, described)])
             return
         console = rich_console()
         table = Table(title=f"{task} (case {case_index}) compiled")
-        for col in ("kernel", "line", "target", "grid", "warps/stages", "regs", "spill st/ld B", "shared B", "specialized"):
+        for col in ("kernel", "line", "target", "grid", *backend.kernel_columns):
             table.add_column(col)
-        for k in kernels:
-            spec = ", ".join(f"{a}:{'/'.join(v)}" for a, v in k.specialization.items()) or "-"
-            table.add_row(k.name, f"{Path(k.source_file).name}:{k.first_line}", k.target, str(tuple(k.grid)),
-                          f"{k.options.get('num_warps')}/{k.options.get('num_stages')}", _fmt(k.registers, "d"),
-                          f"{k.spill_stores}/{k.spill_loads}", str(k.shared_bytes), spec)
+        for k, (cells, _) in zip(kernels, described):
+            table.add_row(k.name, f"{Path(k.source_file).name}:{k.first_line}", k.target, str(tuple(k.grid)), *cells)
         console.print(table)
-        _print_stages(kernels, stages if stage else [], trajectory, STAGES, "passes")
+        _print_stages(kernels, stages if stage else [], trajectory, all_stages, backend.passes_label)
     except BrokenPipeError:
         _quiet_broken_pipe()
 
@@ -165,59 +159,13 @@ def bench_cmd(task: Path, candidate: Path | None, case_list: str | None, held_ou
         raise KoptError(failure)
 
 
-def _compile_ascend(task: Path, stage: str | None, target: str, case_index: int, trajectory: bool, as_json: bool) -> None:
-    """`kopt compile --target ascend`: TTIR and ttadapter through the triton-ascend toolchain, with how each
-    load/store was lowered (block copy or scalar loop) and the on-chip buffer footprint."""
-    from kopt.diagnose.l3_ascend import UB_BYTES, ascend_facts
-    from kopt.harness.ascend import ASCEND_STAGES, compile_ascend
-
-    if stage not in (None, "all", *ASCEND_STAGES):
-        raise KoptError(f"--stage {stage} is not an Ascend stage; Ascend stages: {', '.join(ASCEND_STAGES)}")
-    _must_exist(task)
-    stages = list(ASCEND_STAGES) if stage in ("all", None) else [stage]
-    kernels = compile_ascend(task, target=target, case=case_index, trajectory=trajectory)
-    facts = {k.name: ascend_facts(k) for k in kernels}
-    try:
-        if as_json:
-            emit_json([{**k.to_dict(with_asm=stage is not None or trajectory), "ascend": facts[k.name].to_dict()}
-                        for k in kernels])
-            return
-        console = rich_console()
-        table = Table(title=f"{task} (case {case_index}) compiled")
-        for col in ("kernel", "line", "target", "grid", "cores", "block copies", "scalar loops", "UB buffers", "binary"):
-            table.add_column(col)
-        for k in kernels:
-            f = facts[k.name]
-            loops = [a for a in f.accesses if a.lowering == "scalar_loop"]
-            table.add_row(k.name, f"{Path(k.source_file).name}:{k.first_line}", k.target, str(tuple(k.grid)), f.mix_mode,
-                          str(len(f.accesses) - len(loops)),
-                          ", ".join(f"{a.op}@{a.line} ({a.cause})" for a in loops) or "0",
-                          f"{f.buffer_bytes // 1024} of {UB_BYTES // 1024} KB", "yes" if "npubin" in k.asm else "no (no CANN)")
-        console.print(table)
-        _print_stages(kernels, stages if stage else [], trajectory, ASCEND_STAGES, "adapter passes")
-    except BrokenPipeError:
-        _quiet_broken_pipe()
-
-
 def _no_npu_run(what: str, target: str | None) -> None:
-    """Runs for an Ascend target need an NPU; say in one line what is missing (or that kopt cannot run it yet)."""
+    """Say in one line when this target's kernels cannot be run here (a mistyped target is an error too)."""
     from kopt.config import load_settings
-    from kopt.harness.compile import gpu_target
-    from kopt.toolchain import target_family
+    from kopt.diagnose.targets import target_for
 
     target = target or load_settings().target
-    if target_family(target) != "ascend":
-        if target:
-            gpu_target(target)  # a mistyped target is an error here too, not silently the default
-        return
-    from kopt.harness.ascend import npu_missing
-
-    missing = npu_missing()
-    if missing:
-        raise KoptError(f"cannot {what} on {target}: {missing}",
-                        hint=f"`kopt compile --target {target}` and `kopt diagnose --target {target}` work without an NPU")
-    raise KoptError(f"{what} on {target}: an NPU, CANN and torch_npu are present, but kopt's harness does not run "
-                    "kernels through torch_npu yet", hint=f"use `kopt diagnose --target {target}` for compiler evidence")
+    target_for(target).check_runnable(what, target)
 
 
 def _must_exist(*paths: Path | None) -> None:
