@@ -269,8 +269,8 @@ def test_ask_prose_and_the_rerank_go_through_the_exchange_too(tmp_path):
     """Every LLM caller gets the exchange: kopt.llm.complete (kopt ask's prose) waits, then reads the reply;
     the rerank keeps the hybrid order while its request waits."""
     from kopt.config import load_settings
-    from kopt.index.llm_rerank import rerank
     from kopt.index.hits import Hit, StoredChunk
+    from kopt.index.llm_rerank import rerank
     from kopt.llm import ExchangeWaiting, complete, make_llm
 
     llm = make_llm(load_settings(tmp_path, llm_provider="exchange", llm_exchange_dir=str(tmp_path / "ex")))
