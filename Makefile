@@ -51,9 +51,9 @@ test: $(STAMP) chromium
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow and not eval_data"
 
-# ruff (lint rules in pyproject.toml) over kopt/ and tests/, mypy over the ground floor; tests/test_lint.py runs the same.
+# ruff (lint rules in pyproject.toml) over kopt/, index/, ingest/, corpora/ and tests/, mypy over the ground floor; tests/test_lint.py runs the same.
 lint: $(STAMP)
-	$(PY) -m ruff check kopt tests
+	$(PY) -m ruff check kopt index ingest corpora tests
 	$(PY) -m mypy
 
 TRITON_SRC ?=

@@ -15,9 +15,9 @@ readers that hold a view keep its files alive until they close.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
-import itertools
 import shutil
 import uuid
 import warnings
@@ -153,8 +153,16 @@ class EdgeBackend:
         return sorted(p.name for p in base.iterdir()) if base.is_dir() else []
 
     def create(self, name: str, dim: int) -> None:
-        from qdrant_edge import (Distance, EdgeConfig, EdgeShard, EdgeSparseVectorParams, EdgeVectorParams, Modifier,
-                                 PayloadSchemaType, UpdateOperation)
+        from qdrant_edge import (
+            Distance,
+            EdgeConfig,
+            EdgeShard,
+            EdgeSparseVectorParams,
+            EdgeVectorParams,
+            Modifier,
+            PayloadSchemaType,
+            UpdateOperation,
+        )
 
         path = self.root / "collections" / name
         shutil.rmtree(path, ignore_errors=True)
@@ -239,7 +247,8 @@ class EdgeBackend:
         shutil.rmtree(self.root / "collections" / name, ignore_errors=True)
 
     def upsert(self, name: str, points: list[Point]) -> None:
-        from qdrant_edge import Point as EdgePoint, SparseVector, UpdateOperation
+        from qdrant_edge import Point as EdgePoint
+        from qdrant_edge import SparseVector, UpdateOperation
 
         self._writable_shard(name).update(UpdateOperation.upsert_points([
             EdgePoint(pid, {DENSE: list(vec), SPARSE: SparseVector(indices=sp[0], values=sp[1])}, payload)

@@ -107,7 +107,7 @@ def _forward(w: dict[str, np.ndarray], ids: np.ndarray, config: dict) -> np.ndar
     for i in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
 
-        def lin(name: str, t: np.ndarray) -> np.ndarray:
+        def lin(name: str, t: np.ndarray, p: str = p) -> np.ndarray:
             return t @ w[p + name + ".weight"].T + w[p + name + ".bias"]
 
         q, k, v = (lin(f"attention.self.{m}", x).reshape(n, heads, -1).transpose(1, 0, 2) for m in ("query", "key", "value"))

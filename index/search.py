@@ -2,7 +2,7 @@
 
 Hybrid search runs a dense and a BM25 query per collection and fuses them in Python with a
 weighted sum of normalised scores (BM25 / its best score, cosine min-max over the candidates).
-On compiler source BM25 is the stronger signal and equal-weight RRF drags it down (DESIGN.md);
+On compiler source BM25 is the stronger signal and equal-weight RRF drags it down;
 rank fusion also lets an undecided dense list (cosines within a few hundredths) outvote a BM25
 hit on a rare identifier, where score fusion keeps the dense vote as small as its confidence.
 BM25 queries also carry the code vocabulary that corpora/glossary.toml maps the engineer's words

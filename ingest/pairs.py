@@ -144,7 +144,7 @@ def _docstring(body: str) -> str:
 def mine_docs(corpus: Corpus) -> list[dict]:
     """Doc comments (C++) and docstrings (Python) -> the chunk holding the definition they document."""
     pairs = []
-    for path, chunks in corpus.chunks.items():
+    for chunks in corpus.chunks.values():
         for c in chunks:
             if c.kind not in DEFINITIONS or ("(part " in c.qualname and "(part 1/" not in c.qualname):
                 continue     # a later part of a long body opens mid-function: its comment documents no definition
@@ -237,7 +237,7 @@ def mine_lit(corpus: Corpus, impls: dict[str, Chunk]) -> list[dict]:
 def mine_diagnostics(corpus: Corpus) -> list[dict]:
     """Error, warning and remark strings -> the chunk that emits them."""
     pairs = []
-    for path, chunks in corpus.chunks.items():
+    for chunks in corpus.chunks.values():
         for c in chunks:
             if c.language in ("cpp", "python") and c.kind != "mlir_test":
                 pairs += [_pair(msg, corpus.name, c, "diagnostic") for msg in diagnostics_in(c.body)]
@@ -268,7 +268,7 @@ def _paragraphs(markdown: str) -> list[str]:
 def mine_pass_notes(notes: Corpus, trees: dict[str, Corpus]) -> list[dict]:
     """Each paragraph of a pass note -> the anchors it names (the note's opening paragraph -> its first anchor)."""
     pairs = []
-    for path, text in notes.texts.items():
+    for text in notes.texts.values():
         meta, skip = front_matter(text)
         corpus = trees.get(str(meta.get("version", "")).split("@")[0])
         if corpus is None or not meta.get("anchors"):
