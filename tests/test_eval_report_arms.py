@@ -154,6 +154,24 @@ def test_cli_compares_two_arms_as_markdown_and_json(tmp_path):
     assert one.returncode == 0 and "| figure | none |" in one.stdout and "bootstrap" not in one.stdout
 
 
+def test_an_operator_left_out_leaves_every_figure_of_both_arms(tmp_path):
+    store = _build(tmp_path)
+    args = ["eval", "report", "--store", str(store), "--compare", "full", "none", "--json"]
+    whole = json.loads(_kopt(args, tmp_path).stdout)
+    out = _kopt([*args, "--leave-out", "a"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    left = json.loads(out.stdout)
+    for arm in ("full", "none"):
+        ops = {r["op"] for r in whole["arms"][arm]["results"]}
+        assert {r["op"] for r in left["arms"][arm]["results"]} == ops - {"a"}
+    assert "a" not in {p["op"] for p in left["compare"]["pairs"]} and "a" in {p["op"] for p in whole["compare"]["pairs"]}
+    md = _kopt(["eval", "report", "--store", str(store), "--compare", "full", "none", "--leave-out", "a"], tmp_path)
+    assert "(left out: a)" in md.stdout and "| a | fam |" not in md.stdout
+    bad = _kopt([*args, "--leave-out", "zz"], tmp_path)
+    assert bad.returncode == 1 and json.loads(bad.stdout)["error"] == "--leave-out zz: no such operator in full, none"
+    assert "Traceback" not in bad.stderr
+
+
 def test_cli_says_which_arm_is_missing(tmp_path):
     store = _build(tmp_path)
     bad = _kopt(["eval", "report", "--store", str(store), "--compare", "full", "nope"], tmp_path)

@@ -91,11 +91,13 @@ def arm_results(store_dirs: list[Path], arms: list[str]) -> dict[str, Any]:
               help="Write the SVG plots here (default evals/plots/<campaign>).")
 @click.option("--append", "append_to", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Append the Markdown section to this file (e.g. evals/RESULTS.md) in one write.")
+@click.option("--leave-out", "left_out", multiple=True, metavar="OP",
+              help="With --arm/--compare: leave this operator out of every figure (repeat for several).")
 @click.option("--title", default=None, help="Section title (default: 'Suite campaign: <campaign>').")
 @click.option("--json", "as_json", is_flag=True, help="Print the accounting as JSON instead.")
 def report_cmd(campaign: str, arms: tuple[str, ...], compare: tuple[str, str] | None, seed: int, resamples: int,
-               stores: tuple[Path, ...], plot_dir: Path | None, append_to: Path | None, title: str | None,
-               as_json: bool) -> None:
+               stores: tuple[Path, ...], plot_dir: Path | None, append_to: Path | None, left_out: tuple[str, ...],
+               title: str | None, as_json: bool) -> None:
     """Markdown tables (policy comparison, per operator, shortfalls) and SVG plots of a suite campaign; with --arm
     or --compare, an experiment's arms (campaigns) side by side."""
     from kopt.config import load_settings
@@ -104,8 +106,10 @@ def report_cmd(campaign: str, arms: tuple[str, ...], compare: tuple[str, str] | 
     store_dirs = list(stores) or [load_settings().state_dir]
     if arms or compare:
         _report_arms(store_dirs, list(dict.fromkeys([*(compare or ()), *arms])), compare, seed, resamples,
-                     append_to, title, as_json)
+                     append_to, title, as_json, set(left_out))
         return
+    if left_out:
+        raise KoptError("--leave-out applies to an experiment's arms: use it with --arm or --compare")
     report = accounting(store_dirs, campaign)
     if len(report["groundings"]) > 1:  # one row per operator would hide one arm's run behind the other's
         arms = " ".join(f"{campaign}/{g}" for g in report["groundings"])
@@ -133,19 +137,25 @@ def report_cmd(campaign: str, arms: tuple[str, ...], compare: tuple[str, str] | 
 
 
 def _report_arms(store_dirs: list[Path], arms: list[str], compare: tuple[str, str] | None, seed: int,
-                 resamples: int, append_to: Path | None, title: str | None, as_json: bool) -> None:
+                 resamples: int, append_to: Path | None, title: str | None, as_json: bool,
+                 left_out: set[str]) -> None:
     from kopt.suite_report import arm_summary, arms_markdown, compare_arms
 
     if compare and compare[0] == compare[1]:
         raise KoptError(f"--compare {compare[0]} {compare[1]}: give two different arms")
     data = arm_results(store_dirs, arms)
+    unknown = left_out - {r.op for results in data["arms"].values() for r in results}
+    if unknown:
+        raise KoptError(f"--leave-out {', '.join(sorted(unknown))}: no such operator in {', '.join(arms)}")
+    data["arms"] = {name: [r for r in results if r.op not in left_out] for name, results in data["arms"].items()}
+    title = title or f"Experiment: {' vs '.join(arms)}" + (f" (left out: {', '.join(sorted(left_out))})" if left_out else "")
     paired = compare_arms(*(data["arms"][a] for a in compare), seed=seed, resamples=resamples) if compare else None
     if as_json:
         emit_json({"env": data["env"], "compare": paired, "arms": {
             name: {"summary": arm_summary(results), "results": [r.to_dict() for r in results]}
             for name, results in data["arms"].items()}})
         return
-    text = arms_markdown(data["arms"], data["env"], title or f"Experiment: {' vs '.join(arms)}", paired)
+    text = arms_markdown(data["arms"], data["env"], title, paired)
     if append_to:
         with open(append_to, "a") as fh:
             fh.write("\n" + text)
