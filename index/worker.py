@@ -29,12 +29,13 @@ import hashlib
 import json
 import os
 import socket
-import struct
 import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
+
+from kopt.unix_socket import read_all, read_line, same_user
 
 IDLE_SECONDS = 120.0
 QUERY_TIMEOUT = 10.0  # a client waits this long for its hits before it searches in process
@@ -68,10 +69,10 @@ def call(settings, op: str, *args, **kwargs) -> list | None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(QUERY_TIMEOUT)
             sock.connect(name)
-            if not _same_user(sock):  # anyone may bind an abstract name: hits come only from our own user
+            if not same_user(sock):  # anyone may bind an abstract name: hits come only from our own user
                 return None
             sock.sendall(request)
-            reply = json.loads(_read_all(sock))
+            reply = json.loads(read_all(sock))
     except (ConnectionRefusedError, FileNotFoundError):
         start(settings.index_path)
         return None
@@ -178,10 +179,10 @@ def _answer(sock: socket.socket, index_path: Path, idle: float, last_request) ->
             last_request.value = time.time()
             with conn:
                 conn.settimeout(5.0)
-                if not _same_user(conn):
+                if not same_user(conn):
                     continue
                 try:
-                    request = json.loads(_read_line(conn))
+                    request = json.loads(read_line(conn))
                     if request["op"] not in OPS:
                         raise ValueError(f"unknown op {request['op']!r}")
                     hits = getattr(current(), request["op"])(*request["args"], **request["kwargs"])
@@ -200,10 +201,6 @@ def _answer(sock: socket.socket, index_path: Path, idle: float, last_request) ->
         sock.close()
 
 
-def _same_user(sock: socket.socket) -> bool:
-    """Whether the process at the other end runs as this user (the kernel's word: SO_PEERCRED)."""
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid == os.getuid()
 
 
 def _catalog_stamp(index_path: Path) -> tuple | None:
@@ -214,21 +211,8 @@ def _catalog_stamp(index_path: Path) -> tuple | None:
     return st.st_ino, st.st_mtime_ns, st.st_size
 
 
-def _read_line(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
-def _read_all(sock: socket.socket) -> bytes:
-    chunks = []
-    while chunk := sock.recv(1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kopt.unix_socket import read_all, read_line, same_user
+
 IDLE_SECONDS = 120.0
 START_SECONDS = 120.0  # the worker's start-up (torch, Triton, the warm-up compile) on a loaded 2-core box
 CONNECT_SECONDS = 10.0  # how long a client waits for a supervisor it started to listen
@@ -51,7 +53,7 @@ LIFETIME_SECONDS = 4 * 3600.0  # containment's limit on the worker process (it l
 _PR_SET_CHILD_SUBREAPER = 36
 WORKER_SOURCES = ("__init__.py", "errors.py", "config.py", "task.py", "harness/__init__.py", "harness/compiled.py",
                   "harness/compile.py", "harness/compile_worker.py", "harness/containment.py", "harness/sandbox.py",
-                  "harness/worker.py")  # what the worker and its children load of kopt: its address changes with them
+                  "harness/worker.py", "unix_socket.py")  # what the worker and its children load of kopt: its address changes with them
 
 
 # --- client ---------------------------------------------------------------------------------------------
@@ -76,7 +78,7 @@ def compile_outcome(task_path: Path, candidate_path: Path | None, timeout_s: flo
         with _connect(name, readable, cache) as sock:
             sock.settimeout(timeout_s + GRACE_SECONDS + START_SECONDS)
             sock.sendall(request)
-            weaker, _, outcome = _read_all(sock).partition(b"\n")
+            weaker, _, outcome = read_all(sock).partition(b"\n")
             weaker, reply = json.loads(weaker), json.loads(outcome)
     except (OSError, ValueError):
         return None
@@ -113,7 +115,7 @@ def _connect(name: bytes, readable: list[str], cache: str) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(name)
-            if not _same_user(sock):  # anyone may bind an abstract name: outcomes come only from our own user
+            if not same_user(sock):  # anyone may bind an abstract name: outcomes come only from our own user
                 raise ConnectionRefusedError("the worker's socket belongs to another user")
             return sock
         except (ConnectionRefusedError, FileNotFoundError):
@@ -153,10 +155,10 @@ def supervise(cache: str, readable: list[str], idle: float = IDLE_SECONDS) -> No
                 return
             with conn:
                 conn.settimeout(5.0)
-                if not _same_user(conn):
+                if not same_user(conn):
                     continue
                 try:
-                    request = json.loads(_read_line(conn))
+                    request = json.loads(read_line(conn))
                 except (OSError, ValueError):
                     continue
                 if worker is None or not worker.alive():
@@ -398,27 +400,10 @@ def _receive(fd: int, deadline: float | None, alive) -> bytes | None:
     return data[8:]
 
 
-def _same_user(sock: socket.socket) -> bool:
-    """Whether the process at the other end runs as this user (the kernel's word: SO_PEERCRED)."""
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid == os.getuid()
 
 
-def _read_line(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
-def _read_all(sock: socket.socket) -> bytes:
-    chunks = []
-    while chunk := sock.recv(1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 if __name__ == "__main__":
