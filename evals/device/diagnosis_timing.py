@@ -1,9 +1,9 @@
 """On the H200: time each diagnosis case slow vs fixed, keep cases whose fix is >= 1.3x faster, then score
 the diagnosis with and without GPU evidence (L2: ncu) on the kept cases.
 
-Run from the repo root:  OUT=/some/dir python evals/device/diagnosis_timing.py [--cases a,b] [--manifest M] [--timing-only]
-Writes $OUT/diagnosis_timing.json; prints a short table last. --timing-only times the pairs and runs no diagnosis:
-what a blind set needs before its first look (its test half is scored as totals, by `kopt eval diagnosis --split`).
+Run from the repo root:  OUT=/some/dir python evals/device/diagnosis_timing.py [--cases a,b] [--manifest M]
+Writes $OUT/diagnosis_timing.json; prints a short table last. To time a blind set before its first look (no
+diagnosis, no per-case ranks), use blind_timing.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default="")
     parser.add_argument("--manifest", default=str(ROOT / "evals/diagnosis/manifest.yaml"))
-    parser.add_argument("--timing-only", action="store_true", help="time slow vs fixed; no diagnosis")
     args = parser.parse_args()
     out = Path(os.environ.get("OUT", "."))
     manifest = Path(args.manifest)
@@ -54,7 +53,7 @@ def main() -> None:
         except Exception as exc:  # one bad case must not end the sweep
             row.update(error=f"{type(exc).__name__}: {exc}"[:300], speedup=None)
         row["kept"] = bool(row.get("speedup") and row["speedup"] >= KEEP)
-        if row["kept"] and not args.timing_only:
+        if row["kept"]:
             for gpu in (False, True):
                 t = time.perf_counter()
                 try:
