@@ -46,7 +46,7 @@ demo: $(STAMP)
 
 test: $(STAMP) chromium
 	$(KOPT) toolchain add ascend
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra --durations=25
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -ra -m "not slow and not eval_data"

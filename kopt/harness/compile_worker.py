@@ -314,6 +314,10 @@ def _child(request: dict[str, Any], pipes: tuple[int, int], tmp: Path, timeout: 
         (tmp / "result.tmp").write_text(json.dumps(outcome, default=str))
         os.replace(tmp / "result.tmp", tmp / "result.json")
         code = 0
+    except SystemExit as exc:  # a task's exit(n) reads as it would in the cold sandbox: status n
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if not isinstance(exc.code, int | None):
+            print(exc.code, file=sys.stderr)
     finally:
         sys.stderr.flush()
         os._exit(code)  # never back into the worker's loop
