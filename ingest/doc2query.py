@@ -1,0 +1,149 @@
+"""doc2query through the prompt exchange: questions an LLM writes per chunk, as training pairs (issue 19, item 2).
+
+`write` cuts the source trees as `kopt ingest` does and writes one exchange request per batch of definitions
+(the chunk's code, cut to its first lines) asking for the questions a compiler engineer would ask whose answer is
+that code. Anyone answering exchange requests replies (first line `model: NAME`); `collect` reads the replies and
+writes `doc2query.jsonl` beside the other miners' pairs, each row carrying the replier's model. No eval set is read.
+
+    python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR
+    python -m kopt.ingest.doc2query collect --exchange DIR --out evals/retrieval/pairs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from kopt.errors import KoptError
+from kopt.exchange import Exchange, make_request
+from kopt.ingest.chunk import Chunk
+from kopt.ingest.pairs import MAX_QUERY, MIN_WORDS, _ref, load_corpus
+
+KINDS = {"function", "class", "pass", "code", "td_record"}  # code a question can be about (not lit tests or docs)
+SKIP_PREFIXES = ("test/", "docs/", "unittest/")
+PER_REQUEST = 80
+CODE_LINES = 30      # lines of each chunk shown
+CODE_CHARS = 1200
+QUESTIONS = 3
+MIN_CODE_LINES = 3
+_TRIVIAL = re.compile(r"^\s*(?:$|#\s*include\b|import\b|from\s+\S+\s+import\b|[\W_]*$|//|#define GEN_PASS)")
+_LINE = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$")
+
+SYSTEM = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
+Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
+For each numbered code excerpt, write {QUESTIONS} different questions that a compiler engineer, who has not \
+seen this code, would type to find it: what it does, where something happens, why a behaviour occurs, what \
+condition triggers it. Use the words an engineer would use, not the code's identifiers: at most one of the \
+{QUESTIONS} questions may name an identifier from the excerpt. Each question stands alone (no "this function").
+Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+
+
+def selected(corpus_chunks: dict[str, list[Chunk]]) -> list[Chunk]:
+    """The definitions a question can be about, in a fixed order."""
+    return [c for rel in sorted(corpus_chunks) if not rel.startswith(SKIP_PREFIXES)
+            for c in corpus_chunks[rel] if c.kind in KINDS and _substantial(c.text)]
+
+
+def _substantial(text: str) -> bool:
+    """At least MIN_CODE_LINES lines that are not includes, imports or lone punctuation (`};`, a banner)."""
+    return sum(1 for line in text.splitlines() if not _TRIVIAL.match(line)) >= MIN_CODE_LINES
+
+
+def excerpt(chunk: Chunk) -> str:
+    lines = chunk.text.strip("\n").splitlines()
+    if lines and lines[0].startswith(f"{chunk.path}:"):  # the chunk's own header line: the request names it already
+        lines = lines[1:]
+    text = "\n".join(lines[:CODE_LINES])[:CODE_CHARS]
+    return text + ("\n..." if len(text) < len("\n".join(lines)) else "")
+
+
+def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUEST) -> list[tuple[dict, list[dict]]]:
+    """(exchange request, the chunk references its numbers stand for) per batch."""
+    out = []
+    for start in range(0, len(chunks), per_request):
+        batch = chunks[start:start + per_request]
+        body = "\n\n".join(f"[{k}] {c.path} ({c.kind} {c.qualname or c.symbol or ''})\n```\n{excerpt(c)}\n```"
+                           for k, c in enumerate(batch, 1))
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": f"{len(batch)} excerpts from {corpus}:\n\n{body}"}]
+        request = make_request(messages, None, {"purpose": "doc2query", "corpus": corpus,
+                                                "batch": start // per_request + 1})
+        out.append((request, [_ref(corpus, c) for c in batch]))
+    return out
+
+
+def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST) -> int:
+    """Write every batch's request and `batches.json` (request id -> chunk references); returns the count."""
+    exchange, batches = Exchange(folder), {}
+    for name, root in trees.items():
+        for request, refs in requests_for(name, selected(load_corpus(name, root).chunks), per_request):
+            exchange.write(request)
+            batches[request["id"]] = refs
+    (folder / "batches.json").write_text(json.dumps(batches, indent=1, sort_keys=True) + "\n")
+    return len(batches)
+
+
+def parse(text: str, refs: list[dict], model: str) -> list[dict]:
+    """Pair rows from one reply: `[N] question` lines; other lines, unknown numbers and short questions dropped."""
+    rows, seen = [], set()
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m or not 1 <= int(m.group(1)) <= len(refs):
+            continue
+        query = " ".join(m.group(2).split())[:MAX_QUERY]
+        key = (query.lower(), int(m.group(1)))
+        if len(query.split()) >= MIN_WORDS and key not in seen:
+            seen.add(key)
+            rows.append({"query": query, "positive": refs[int(m.group(1)) - 1], "source": "doc2query", "model": model})
+    return rows
+
+
+def collect(folder: Path, out: Path) -> tuple[int, int, int]:
+    """doc2query.jsonl from the replies there; (requests, answered, rows). Requests without a reply wait."""
+    batches = json.loads((folder / "batches.json").read_text())
+    exchange, rows, answered = Exchange(folder), [], 0
+    for rid in sorted(batches):
+        as_json, _, reply, _ = exchange.paths(rid)
+        if not reply.is_file():
+            continue
+        got = exchange.ask(json.loads(as_json.read_text()))
+        rows += parse(got.text, batches[rid], got.model)
+        answered += 1
+    rows.sort(key=lambda r: (r["positive"]["corpus"], r["positive"]["path"], r["positive"]["lines"], r["query"]))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "doc2query.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return len(batches), answered, len(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kopt.ingest.doc2query", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    w = sub.add_parser("write", help="write the exchange requests")
+    w.add_argument("--triton", type=Path)
+    w.add_argument("--ascend", type=Path)
+    w.add_argument("--per-request", type=int, default=PER_REQUEST)
+    c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")
+    c.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
+    for p in (w, c):
+        p.add_argument("--exchange", type=Path, required=True, help="the exchange folder")
+    args = ap.parse_args(argv)
+    try:
+        if args.step == "write":
+            trees = {name: root for name, root in (("triton", args.triton), ("triton-ascend", args.ascend)) if root}
+            if not trees:
+                raise KoptError("give --triton DIR and/or --ascend DIR")
+            print(f"{write(trees, args.exchange, args.per_request)} requests in {args.exchange}")
+        else:
+            total, answered, rows = collect(args.exchange, args.out)
+            print(f"{answered} of {total} requests answered: {rows} pairs in {args.out / 'doc2query.jsonl'}")
+    except (KoptError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
