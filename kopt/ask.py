@@ -8,6 +8,7 @@ source (kopt.index.llm_rerank); without one it is the evidence itself, structure
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -77,10 +78,8 @@ def _fact_lines(facts: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any) -> list[Finding]:
-    """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
-    from kopt.diagnose.escalate import compile_failure
-    from kopt.errors import CompileError
+def _checked_kernel(path: Path, line: int | None) -> Path:
+    """The task file, resolved; a missing file or a line outside it is the user's error, said before any work."""
     from kopt.task import require_file
 
     require_file(path, "task file")
@@ -88,8 +87,16 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
     n_lines = len(path.read_text().splitlines())
     if line is not None and not 1 <= line <= n_lines:
         raise KoptError(f"{path}:{line}: no such line; the file has {n_lines} lines")
+    return path
+
+
+def _kernel_evidence(answer: Answer, path: Path, line: int | None, lowering: _InBackground) -> list[Finding]:
+    """L3 facts at the line into `answer`; returns the L3 findings there, most relevant first."""
+    from kopt.diagnose.escalate import compile_failure
+    from kopt.errors import CompileError
+
     try:
-        report = _lower(path, settings.target)
+        report = lowering.result()
     except CompileError as exc:
         return [compile_failure(exc)]
     if line is None and report.findings:
@@ -102,6 +109,30 @@ def _kernel_evidence(answer: Answer, path: Path, line: int | None, settings: Any
         answer.notes.append(f"no load, store, dot or loop fact at line {line}; lines with facts: {lines}")
     here = [f for f in report.findings if line in f.kernel_lines] or report.findings
     return sorted(here, key=lambda f: -relevance(answer.question, f))
+
+
+class _InBackground:
+    """`fn()` in a daemon thread, its result (or exception) at `result()`. The compile is a wait on the compile
+    worker's socket, so the index, the pass notes and the catalog load meanwhile; a daemon, so an interrupted
+    ask does not wait for the compile to end."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._outcome: tuple[bool, Any] = (False, None)
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="kopt-ask-compile")
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        try:
+            self._outcome = (True, fn())
+        except BaseException as exc:  # handed to the caller, who decides what it means
+            self._outcome = (False, exc)
+
+    def result(self) -> Any:
+        self._thread.join()
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
 
 
 def _lower(path: Path, target: str | None) -> Any:
@@ -168,6 +199,8 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         raise KoptError("empty question")
     step = step or (lambda _text: None)
     settings = settings or load_settings()
+    path = _checked_kernel(Path(kernel), line) if kernel else None
+    lowering = _InBackground(lambda: _lower(path, settings.target)) if path else None  # meanwhile, the rest loads
     if index is None:
         step("opening the index")
         index, problem = open_index_or_problem(settings)
@@ -183,10 +216,11 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     corpus, stale = compiler_corpus(index, compiler)
     if stale:
         answer.notes.append(stale)
-    if kernel:
-        step(f"compiling {Path(kernel).name} and reading its lowered code")
-    findings = _kernel_evidence(answer, Path(kernel), line, settings) if kernel else []
     catalog = {p.id: p for p in load_patterns()}
+    findings = []
+    if path and lowering:
+        step(f"compiling {path.name} and reading its lowered code")
+        findings = _kernel_evidence(answer, path, line, lowering)
     seen: set[str] = set()
     for f in findings[:2]:
         step(f"reading the compiler's reasons for {f.id}")

@@ -53,6 +53,28 @@ def test_why_no_vectorization_offline(settings):
     assert answer.prose is None
 
 
+def test_the_compile_runs_while_the_index_opens_and_its_error_is_a_finding(settings, tmp_path):
+    """The compile (a wait on the compile worker) starts first, in a thread, so the index and the pass notes load
+    meanwhile; a kernel that does not compile still answers with the compile_failure finding at its line."""
+    import threading
+
+    from kopt.ask import ask
+
+    bad = tmp_path / "bad.py"
+    bad.write_text(STRIDED.read_text().replace("    s = tl.load(s_ptr + row)\n",
+                                               "    s = tl.load(s_ptr + row)\n    z = tl.arange(0, 3)\n"))
+    compiling = []
+
+    def step(text):
+        if text == "opening the index":
+            compiling.append(any(t.name == "kopt-ask-compile" and t.is_alive() for t in threading.enumerate()))
+
+    answer = ask("why does it not compile", kernel=bad, line=15, settings=settings, step=step)
+    assert compiling == [True]
+    assert answer.findings_text[0].startswith("compile_failure") and "bad.py:17" in answer.findings_text[0]
+    assert "power of 2" in answer.findings_text[0] and not answer.facts
+
+
 class _Canned(BaseHTTPRequestHandler):
     seen: list[dict] = []
 
