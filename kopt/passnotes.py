@@ -140,33 +140,38 @@ def _problems(meta: dict[str, Any], title: str, sections: dict[str, str]) -> lis
     return problems
 
 
-def check_pass_note(path: Path | str) -> list[str]:
-    """Every schema problem in one note, as 'field: problem' strings; empty when the note is valid."""
-    path = Path(path)
+def _parse(path: Path) -> tuple[PassNote | None, list[str]]:
+    """The note and every schema problem in it, read and parsed once (no note when there is a problem)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return [f"file: cannot read ({exc})"]
+        return None, [f"file: cannot read ({exc})"]
     meta, body, problem = _split(text)
-    if problem:
-        return [problem]
+    if meta is None:  # _split said why
+        return None, [str(problem)]
     title, sections = _sections(body)
-    return _problems(meta, title, sections)
+    problems = _problems(meta, title, sections)
+    if problems:
+        return None, problems
+    return PassNote(
+        pass_name=meta["pass"], kind=meta["kind"], stage=meta["stage"], pipeline_fn=meta["pipeline_fn"],
+        flags=list(meta["flags"]), anchors=[dict(a) for a in meta["anchors"]], findings=list(meta["findings"]),
+        version=str(meta["version"]), title=title, body=body.strip(), path=path, sections=sections,
+    ), []
+
+
+def check_pass_note(path: Path | str) -> list[str]:
+    """Every schema problem in one note, as 'field: problem' strings; empty when the note is valid."""
+    return _parse(Path(path))[1]
 
 
 def read_pass_note(path: Path | str) -> PassNote:
     """Parse one note; KoptError names the file and the first bad field."""
     path = Path(path)
-    problems = check_pass_note(path)
-    if problems:
+    note, problems = _parse(path)
+    if note is None:
         raise KoptError(f"{path}: {problems[0]}", hint=f"{len(problems)} problem(s) in this pass note" if len(problems) > 1 else None)
-    meta, body, _ = _split(path.read_text(encoding="utf-8"))
-    title, sections = _sections(body)
-    return PassNote(
-        pass_name=meta["pass"], kind=meta["kind"], stage=meta["stage"], pipeline_fn=meta["pipeline_fn"],
-        flags=list(meta["flags"]), anchors=[dict(a) for a in meta["anchors"]], findings=list(meta["findings"]),
-        version=str(meta["version"]), title=title, body=body.strip(), path=path, sections=sections,
-    )
+    return note
 
 
 def note_paths(dirs: list[Path | str] | Path | str) -> list[Path]:
@@ -187,8 +192,8 @@ def load_pass_notes(dirs: list[Path | str] | Path | str, *, strict: bool = True)
     for path in note_paths(dirs):
         if strict:
             notes.append(read_pass_note(path))
-        elif not check_pass_note(path):
-            notes.append(read_pass_note(path))
+        elif (note := _parse(path)[0]) is not None:
+            notes.append(note)
     return notes
 
 

@@ -44,9 +44,9 @@ class Cited:
 
 
 def notes_dir() -> Path:
-    from kopt.ingest.manifest import corpora_dir
+    from kopt.corpora import CORPORA_DIR  # not through kopt.ingest: importing it costs `ask` ~0.15 s
 
-    return corpora_dir() / "passes"
+    return CORPORA_DIR / "passes"
 
 
 @cache
