@@ -189,18 +189,19 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
     """Answer from evidence; `llm` None means the structured offline answer. `step` hears the name of each step
     as it starts (the CLI's spinner)."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import catalog_patterns, open_index_or_problem
-    from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
-    from kopt.diagnose.targets import TARGETS
-    from kopt.patterns import load_patterns
-    from kopt.toolchain import target_family
 
     if not question.strip():
         raise KoptError("empty question")
     step = step or (lambda _text: None)
     settings = settings or load_settings()
     path = _checked_kernel(Path(kernel), line) if kernel else None
-    lowering = _InBackground(lambda: _lower(path, settings.target)) if path else None  # meanwhile, the rest loads
+    lowering = _InBackground(lambda: _lower(path, settings.target)) if path else None  # first: the rest loads meanwhile
+    from kopt.diagnose.escalate import catalog_patterns, open_index_or_problem
+    from kopt.diagnose.l4 import compiler_corpus, escalate_l4, mechanism_of, notes_for
+    from kopt.diagnose.targets import TARGETS
+    from kopt.patterns import load_patterns
+    from kopt.toolchain import target_family
+
     if index is None:
         step("opening the index")
         index, problem = open_index_or_problem(settings)
