@@ -53,9 +53,14 @@ def token_id(token: str) -> int:
     return zlib.crc32(token.encode())
 
 
-def doc_vector(text: str, avgdl: float) -> tuple[list[int], list[float]]:
-    """BM25 term-frequency weights for a document (IDF comes from Qdrant's modifier)."""
-    counts = Counter(tokens(text))
+def doc_vector(text: str, avgdl: float, expansion: str = "", expansion_weight: float = 1.0) -> tuple[list[int], list[float]]:
+    """BM25 term-frequency weights for a document (IDF comes from Qdrant's modifier).
+
+    `expansion` is a second field (document expansion's questions): each of its tokens counts `expansion_weight`
+    of a text token, in the frequencies and in the length (BM25F's field weight)."""
+    counts: Counter = Counter(tokens(text))
+    for t in tokens(expansion):
+        counts[t] += expansion_weight
     length = sum(counts.values()) or 1
     norm = K1 * (1 - B + B * length / max(avgdl, 1.0))
     return _pack({t: c * (K1 + 1) / (c + norm) for t, c in counts.items()})

@@ -1,6 +1,9 @@
 """ingest_corpus: sources -> chunks -> enrichment -> vectors -> a new collection -> alias swap.
 
 A git corpus also gets a side collection of its files' commit subjects (ingest/history.py), swapped with it.
+Document expansion (ingest/expansion.py; triton and triton-ascend by default, with the committed pairs): the
+questions known to point at a chunk join the text its BM25 vector is built from, and the catalog entry records
+which pairs (files, digest), so other pairs make another build.
 
 Every ingest builds into a staging collection recorded in the catalog under `building`; only
 when it is complete, sealed (flushed and closed: never written again) and verified through a reader's view
@@ -26,6 +29,7 @@ from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
 from kopt.ingest.chunk import Chunk, fit, windows
 from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, passes_in
+from kopt.ingest.expansion import EXPANDED_CORPORA, EXPANSION_WEIGHT, committed_pairs, load_expansion, miner_files
 from kopt.ingest.history import file_histories
 from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
 
@@ -75,8 +79,15 @@ def chunk_file(rel: str, data: bytes, kind_hint: str | None = None) -> tuple[lis
     return fit(chunks, text), False
 
 
-def point_id(corpus: str, chunk: Chunk) -> str:
-    return str(uuid.uuid5(ID_NAMESPACE, f"{corpus}|{chunk.path}|{chunk.start_line}|{chunk.content_hash}"))
+def point_id(corpus: str, chunk: Chunk, expansion: str = "") -> str:
+    """Stable per content; an expanded chunk's id also carries its expansion, so other pairs make other points."""
+    key = f"{corpus}|{chunk.path}|{chunk.start_line}|{chunk.content_hash}"
+    return str(uuid.uuid5(ID_NAMESPACE, key + (f"|{text_hash(expansion)}" if expansion else "")))
+
+
+def default_expansion(name: str) -> list[Path]:
+    """The pairs a corpus is expanded with when `--expand` is not given: the committed ones, where present."""
+    return miner_files(committed_pairs()) if name in EXPANDED_CORPORA else []
 
 
 def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
@@ -92,9 +103,15 @@ def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
 
 
 def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | None = None,
-                  embed_model: str | None = None, progress: bool = True) -> IngestSummary:
-    """Ingest one corpus into the index of `settings`; returns what changed."""
+                  embed_model: str | None = None, progress: bool = True,
+                  expand: list[Path] | None = None) -> IngestSummary:
+    """Ingest one corpus into the index of `settings`; returns what changed.
+
+    `expand`: pair files or folders whose queries expand the chunks' BM25 text (None: `default_expansion`; []: none).
+    """
     started = time.perf_counter()
+    paths = default_expansion(name) if expand is None else expand
+    expansion = load_expansion(paths) if paths else None
     source = resolve(load_manifest(name), Path(path) if path else None, rev)
     model = embed_model or settings.embed_model
     kind_hint = "pass_note" if name == "passes" else None
@@ -120,13 +137,20 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
     if not chunks:
         raise KoptError(f"corpus {name}: no chunks from {source.root} ({len(source.files)} files selected, {skipped} skipped)")
 
-    records = {point_id(name, c): c for c in chunks}
-    avgdl = sum(len(tokens(c.text)) for c in records.values()) / len(records)
+    records, expansions = {}, {}
+    for c in chunks:
+        extra = expansion.text_for(name, c.path, c.start_line, c.end_line) if expansion else ""
+        pid = point_id(name, c, extra)
+        records[pid], expansions[pid] = c, extra
+    avgdl = sum(len(tokens(c.text)) + EXPANSION_WEIGHT * len(tokens(expansions[pid]))
+                for pid, c in records.items()) / len(records)
+    described = expansion.describe(name) if expansion else None
 
     backend, cache = open_backend(settings), VectorCache()
     try:
         with backend.writer_lock(f"ingest of {name}"):
-            summary = _build(backend, cache, name, source, model, records, avgdl, reg, progress)
+            summary = _build(backend, cache, name, source, model, records, expansions, avgdl, reg, described,
+                             progress)
     finally:
         backend.close()
         cache.close()
@@ -155,22 +179,26 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -> dict:
+def _same_build(entry: dict | None, source, model: str, expansion: dict | None) -> bool:
+    return bool(entry and entry["version"] == source.version and entry["model"] == model
+                and entry.get("pipeline") == PIPELINE and entry.get("expansion") == expansion)
+
+
+def _build(backend, cache, name, source, model, records, expansions, avgdl, reg, expansion, progress) -> dict:
     catalog = backend.read_catalog()
     served = catalog["corpora"].get(name)
     old_ids = ({pid for pid, _ in backend.scroll(served["collection"], payload=False)}
                if served and served["collection"] in backend.names() else set())
-    if (served and served["version"] == source.version and served["model"] == model
-            and served.get("pipeline") == PIPELINE and old_ids == records.keys()):
+    if _same_build(served, source, model, expansion) and old_ids == records.keys():
         return {"collection": served["collection"], "new": 0, "reused": len(records), "deleted": 0, "embedded": 0}
     staging = catalog["building"].get(name)
-    if not (staging and staging["version"] == source.version and staging["model"] == model
-            and staging.get("pipeline") == PIPELINE and staging["collection"] in backend.names()):
+    if not (_same_build(staging, source, model, expansion) and staging["collection"] in backend.names()):
         if staging and staging["collection"] in backend.names():
             backend.drop(staging["collection"])  # an unfinished build of another version or model: start over
             backend.drop(f"{staging['collection']}-history")
         staging = {"collection": _next_collection(backend, name, source.version), "version": source.version,
-                   "model": model, "dim": dimension(model), "pipeline": PIPELINE}
+                   "model": model, "dim": dimension(model), "pipeline": PIPELINE,
+                   **({"expansion": expansion} if expansion else {})}
         backend.create(staging["collection"], staging["dim"])
     backend.open_writable(staging["collection"])
     staging = {k: v for k, v in staging.items() if k != "owner"}
@@ -199,7 +227,8 @@ def _build(backend, cache, name, source, model, records, avgdl, reg, progress) -
             bar(len(part), "embedding")
         for i in range(0, len(todo), BATCH * 4):
             part = todo[i : i + BATCH * 4]
-            backend.upsert(coll, [(pid, cached[hashes[pid]].tolist(), doc_vector(records[pid].text, avgdl),
+            backend.upsert(coll, [(pid, cached[hashes[pid]].tolist(),
+                                   doc_vector(records[pid].text, avgdl, expansions[pid], EXPANSION_WEIGHT),
                                    payload(records[pid], name, source.version, reg)) for pid in part])
             bar(len(part), "storing")
     backend.flush(coll)

@@ -50,16 +50,23 @@ def yield_cpu_to_readers() -> None:
 @click.option("--path", type=click.Path(file_okay=False, path_type=Path), help="Source folder (a checkout for triton/triton-ascend).")
 @click.option("--rev", help="Git revision to ingest (read from git; the work tree is not touched).")
 @click.option("--embed-model", help="sentence-transformers model name (default: settings.embed_model).")
+@click.option("--expand", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Pair files (JSONL) or a pairs folder whose queries expand the chunks' BM25 text (repeatable; "
+                   "default for triton and triton-ascend: the committed evals/retrieval/pairs, where present).")
+@click.option("--no-expand", is_flag=True, help="No document expansion.")
 @click.option("--qdrant-url", help="A Qdrant server instead of the embedded index.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str | None, qdrant_url: str | None,
-               as_json: bool) -> None:
+def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str | None, expand: tuple[Path, ...],
+               no_expand: bool, qdrant_url: str | None, as_json: bool) -> None:
     """Ingest CORPUS (triton, triton-ascend, triton-pkg, patterns, passes) into the index."""
+    if expand and no_expand:
+        raise KoptError("give --expand or --no-expand, not both")
     from kopt.ingest import ingest_corpus
 
     yield_cpu_to_readers()
     settings = load_settings(embed_model=embed_model, qdrant_url=qdrant_url)
-    summary = ingest_corpus(corpus, settings, path=path, rev=rev, progress=not as_json)
+    summary = ingest_corpus(corpus, settings, path=path, rev=rev, progress=not as_json,
+                            expand=[] if no_expand else list(expand) or None)
     if as_json:
         emit_json(summary.to_dict())
         return

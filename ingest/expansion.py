@@ -1,0 +1,105 @@
+"""Document expansion (issue 19): questions known to point at a chunk, added to the text BM25 indexes for it.
+
+The doc2query idea: engineers ask in words the code does not use. The pair rows in evals/retrieval/pairs (mined
+from the sources by ingest/pairs.py, and questions an LLM wrote per chunk by ingest/doc2query.py; never an eval
+set) say in such words what a chunk answers. Appended to its searchable text, BM25 meets them; the stored text,
+the payload and the citations stay the chunk's own. A row points at a chunk by (corpus, path, lines), as
+pairs.py's `_ref` writes it, so rows mined at another commit only reach chunks whose lines did not move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kopt.errors import KoptError
+
+# Measured on tune.yaml + gold.yaml dev (evals/RESULTS.md, "Document expansion"): the miners a folder stands for.
+DEFAULT_MINERS = ("doc2query",)
+MAX_QUERIES = 8      # per chunk: a widely changed helper collects dozens of commit messages
+MAX_CHARS = 1200     # per chunk, so an expanded chunk's BM25 length stays near its code's
+EXPANSION_WEIGHT = 0.5  # a question's word counts half a word of the chunk's own text in BM25 (its field weight)
+EXPANDED_CORPORA = ("triton", "triton-ascend")  # the corpora the committed pairs point into
+
+
+def committed_pairs() -> Path:
+    """The pairs committed beside kopt's corpora (a source checkout has them; an installed wheel does not)."""
+    from kopt.ingest.manifest import corpora_dir
+
+    return corpora_dir().parent / "evals" / "retrieval" / "pairs"
+
+
+@dataclass
+class Expansion:
+    """Per chunk (corpus, path, start, end): the text appended to its BM25 document."""
+
+    files: list[str]
+    digest: str
+    texts: dict[tuple, str] = field(default_factory=dict)
+
+    def text_for(self, corpus: str, path: str, start: int, end: int) -> str:
+        return self.texts.get((corpus, path, start, end), "")
+
+    def describe(self, corpus: str) -> dict:
+        """What the catalog records, so a re-ingest with other pairs is a new build and `kopt index list` says so."""
+        return {"files": self.files, "digest": self.digest,
+                "chunks": sum(1 for key in self.texts if key[0] == corpus)}
+
+
+def miner_files(folder: Path) -> list[Path]:
+    return [folder / f"{miner}.jsonl" for miner in DEFAULT_MINERS if (folder / f"{miner}.jsonl").is_file()]
+
+
+def pair_files(paths: list[Path]) -> list[Path]:
+    """The JSONL files the given paths stand for: a folder gives its DEFAULT_MINERS files that exist, a file itself."""
+    files = []
+    for path in paths:
+        if path.is_dir():
+            found = miner_files(path)
+            if not found:
+                raise KoptError(f"{path}: no pair files ({', '.join(m + '.jsonl' for m in DEFAULT_MINERS)})")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise KoptError(f"{path}: no such pairs file or folder (--expand)")
+    return list(dict.fromkeys(files))
+
+
+def load_expansion(paths: list[Path], max_queries: int = MAX_QUERIES, max_chars: int = MAX_CHARS) -> Expansion:
+    """The expansion the pair files give: per chunk, queries taken in turn from each file, up to the caps."""
+    files = pair_files(paths)
+    digest = hashlib.sha256(f"{max_queries}|{max_chars}|{EXPANSION_WEIGHT}".encode())  # all change the BM25 vectors
+    per_file: list[dict[tuple, list[str]]] = []
+    for f in files:
+        data = f.read_bytes()
+        digest.update(f.name.encode() + b"\0" + data)
+        queries: dict[tuple, list[str]] = {}
+        for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            try:
+                row = json.loads(line)
+                pos = row["positive"]
+                key = (pos["corpus"], pos["path"], int(pos["lines"][0]), int(pos["lines"][1]))
+                queries.setdefault(key, []).append(" ".join(str(row["query"]).split()))
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                raise KoptError(f"{f}:{n}: not a pair row ({type(exc).__name__}: {exc})") from exc
+        per_file.append(queries)
+    texts = {key: _capped([q.get(key, []) for q in per_file], max_queries, max_chars)
+             for key in sorted({k for q in per_file for k in q})}
+    return Expansion([f.name for f in files], digest.hexdigest()[:12], texts)
+
+
+def _capped(lists: list[list[str]], max_queries: int, max_chars: int) -> str:
+    """Queries taken in turn from each source (so no one miner fills the budget), distinct, within the caps."""
+    taken: list[str] = []
+    size = 0
+    for i in range(max(map(len, lists))):
+        for queries in lists:
+            if i >= len(queries) or queries[i] in taken or len(taken) >= max_queries or size >= max_chars:
+                continue
+            query = queries[i][: max_chars - size]
+            taken.append(query)
+            size += len(query) + 1
+    return "\n".join(taken)

@@ -1,0 +1,172 @@
+"""Document expansion (ingest/expansion.py) on a real ingest of the fixture corpus (Qdrant Edge on disk), and the
+doc2query exchange (ingest/doc2query.py) that writes part of its pairs."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kopt.config import Settings
+from kopt.errors import KoptError
+from kopt.index import open_index
+from kopt.ingest import doc2query, ingest_corpus, pipeline
+from kopt.ingest.expansion import DEFAULT_MINERS, load_expansion
+
+FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
+GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
+CPP = "lib/Fixture/FixtureCoalesce.cpp"
+WORDS = "axolotl marzipan"  # in no fixture file: only an expansion can make a chunk match them
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    root = tmp_path / "triton"
+    shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("passes", "patterns"))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", "fixture"], check=True)
+    return root
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
+    return Settings(workspace=tmp_path, index_path=tmp_path / "home" / "index")
+
+
+def pattern_chunk(root: Path):
+    chunks, _ = pipeline.chunk_file(CPP, (root / CPP).read_bytes())
+    return next(c for c in chunks if "ReverseLoadPattern" in c.qualname)
+
+
+def pair_row(chunk, query: str, corpus: str = "triton") -> dict:
+    return {"query": query, "source": "doc2query", "model": "m",
+            "positive": {"corpus": corpus, "path": chunk.path, "symbol": chunk.qualname,
+                         "lines": [chunk.start_line, chunk.end_line]}}
+
+
+def write_pairs(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own(settings, checkout, tmp_path):
+    target = pattern_chunk(checkout)
+    pairs = write_pairs(tmp_path / "doc2query.jsonl", [pair_row(target, f"where does the {WORDS} rewrite happen")])
+
+    ingest_corpus("triton", settings, path=checkout, progress=False, expand=[])
+    index = open_index(settings)
+    assert index.search(WORDS, mode="sparse", k=5) == []  # nothing in the corpus says these words
+    plain = index.search("ReverseLoadPattern zebra stride", mode="sparse", k=1)[0]
+    index.close()
+
+    s = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
+    assert s.new == 1 and s.embedded == 0  # one chunk expanded; its dense vector came from the cache
+    index = open_index(settings)
+    hits = index.search(WORDS, mode="sparse", k=5)
+    hybrid = index.search(WORDS, k=5)
+    index.close()
+    assert [(h.chunk.path, h.chunk.start_line) for h in hits] == [(CPP, target.start_line)]
+    assert hybrid[0].chunk.path == CPP and hybrid[0].chunk.start_line == target.start_line
+    assert hits[0].text == target.text == plain.text and "axolotl" not in hits[0].text
+    assert hits[0].cite() == plain.cite()
+    assert hits[0].chunk.to_dict() == plain.chunk.to_dict()
+
+
+def test_the_catalog_records_the_pairs_and_other_pairs_make_a_new_build(settings, checkout, tmp_path):
+    target = pattern_chunk(checkout)
+    pairs = write_pairs(tmp_path / "doc2query.jsonl", [pair_row(target, f"where does the {WORDS} rewrite happen")])
+    first = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
+    again = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
+    assert again.collection == first.collection and again.new == 0  # same pairs: nothing rebuilt
+
+    catalog = json.loads((settings.index_path / "catalog.json").read_text())
+    recorded = catalog["corpora"]["triton"]["expansion"]
+    assert recorded["files"] == ["doc2query.jsonl"] and recorded["chunks"] == 1
+
+    write_pairs(pairs, [pair_row(target, "which pattern turns a backwards load into a forward one")])
+    other = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
+    catalog = json.loads((settings.index_path / "catalog.json").read_text())
+    assert other.collection != first.collection and other.version == first.version  # citations keep the commit
+    assert catalog["corpora"]["triton"]["expansion"]["digest"] != recorded["digest"]
+    index = open_index(settings)
+    assert index.search(WORDS, mode="sparse", k=5) == []  # the old expansion is gone with its build
+    assert index.search("backwards forward", mode="sparse", k=1)[0].chunk.start_line == target.start_line
+    index.close()
+
+    none = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[])
+    catalog = json.loads((settings.index_path / "catalog.json").read_text())
+    assert none.collection != other.collection and "expansion" not in catalog["corpora"]["triton"]
+
+
+def test_caps_turns_and_bad_rows(tmp_path, checkout):
+    target = pattern_chunk(checkout)
+    a = write_pairs(tmp_path / "lit.jsonl", [pair_row(target, f"lit case number {i} here") for i in range(20)])
+    b = write_pairs(tmp_path / "doc2query.jsonl", [pair_row(target, "a question an engineer asks")])
+    exp = load_expansion([a, b], max_queries=3, max_chars=1000)
+    text = exp.text_for("triton", CPP, target.start_line, target.end_line)
+    assert text.splitlines() == ["lit case number 0 here", "a question an engineer asks", "lit case number 1 here"]
+    assert exp.text_for("triton-ascend", CPP, target.start_line, target.end_line) == ""  # corpus is part of the key
+    assert len(load_expansion([a], max_queries=50, max_chars=60).texts[("triton", CPP, target.start_line,
+                                                                         target.end_line)]) <= 60
+    assert load_expansion([a, b]).digest != load_expansion([a]).digest
+
+    (tmp_path / "bad.jsonl").write_text('{"query": "no positive here at all"}\n')
+    with pytest.raises(KoptError, match=r"bad.jsonl:1: not a pair row"):
+        load_expansion([tmp_path / "bad.jsonl"])
+    with pytest.raises(KoptError, match="no pair files"):
+        load_expansion([checkout])  # a folder without pair files
+    folder = tmp_path / "pairs"
+    folder.mkdir()
+    for name in ("lit", "commit", "doc2query"):
+        shutil.copy(a, folder / f"{name}.jsonl")
+    assert load_expansion([folder]).files == [f"{m}.jsonl" for m in DEFAULT_MINERS if m in ("lit", "commit", "doc2query")]
+
+
+def test_cli_refuses_expand_with_no_expand_in_one_line(tmp_path):
+    pairs = write_pairs(tmp_path / "p.jsonl", [])
+    done = subprocess.run([str(Path(sys.executable).parent / "kopt"), "ingest", "patterns", "--expand", str(pairs),
+                           "--no-expand"], capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "give --expand or --no-expand, not both" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# ---- doc2query: requests out, replies in ------------------------------------------------------------------------
+
+def test_doc2query_writes_requests_and_collects_replies_with_their_model(tmp_path, checkout):
+    exchange, out = tmp_path / "exchange", tmp_path / "pairs"
+    assert doc2query.write({"triton": checkout}, exchange, per_request=2) >= 2
+    batches = json.loads((exchange / "batches.json").read_text())
+    assert {len(refs) for refs in batches.values()} <= {1, 2}
+    rid, refs = next((rid, refs) for rid, refs in sorted(batches.items()) if len(refs) == 2)
+    request = json.loads((exchange / f"{rid}.request.json").read_text())
+    assert request["context"]["purpose"] == "doc2query"
+    assert all(ref["corpus"] == "triton" and not ref["path"].startswith("test/") for ref in refs)
+    assert refs[0]["path"] in request["messages"][1]["content"]
+
+    assert doc2query.collect(exchange, out) == (len(batches), 0, 0)  # no reply yet: nothing, and no error
+    (exchange / f"{rid}.reply.md").write_text(
+        "model: test-model-7b\n"
+        "[1] where are backwards loads turned into forward loads\n"
+        "Here are the questions:\n"                     # prose: dropped
+        "[9] a number no excerpt has here\n"            # unknown excerpt: dropped
+        "[2] too short\n"                               # under MIN_WORDS: dropped
+        "[2]   which code decides the coalescing order of a pass\n"
+        "[1] where are backwards loads turned into forward loads\n")  # repeated: dropped
+    assert doc2query.collect(exchange, out) == (len(batches), 1, 2)
+    rows = [json.loads(line) for line in (out / "doc2query.jsonl").read_text().splitlines()]
+    assert {r["model"] for r in rows} == {"test-model-7b"} and {r["source"] for r in rows} == {"doc2query"}
+    by_query = {r["query"]: r["positive"] for r in rows}
+    assert by_query["where are backwards loads turned into forward loads"] == refs[0]
+    assert by_query["which code decides the coalescing order of a pass"] == refs[1]
+
+    request["messages"][1]["content"] += "\n(edited)"
+    (exchange / f"{rid}.request.json").write_text(json.dumps(request))
+    with pytest.raises(KoptError, match="refused"):
+        doc2query.collect(exchange, out)
+    assert doc2query.main(["collect", "--exchange", str(exchange), "--out", str(out)]) == 1
