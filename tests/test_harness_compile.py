@@ -100,3 +100,33 @@ def test_compile_sandboxed_runs_candidate_code_in_a_child(tmp_path, monkeypatch)
     bad.write_text((ROOT / "examples" / "vector_add.py").read_text().replace("x + y, mask", "x + nope, mask"))
     with pytest.raises(CompileError, match=r"^/.*bad.py:15: kernel add_kernel failed to compile: CompilationError"):
         compile_sandboxed(ROOT / "examples" / "vector_add.py", bad)
+
+
+def test_registers_and_spills_come_from_tritons_own_ptxas_run(tmp_path, monkeypatch):
+    """A spilling kernel: the usage read from the log of Triton's own `ptxas -v` is what a second ptxas run gave;
+    when Triton's cache answers (ptxas does not run), kopt runs ptxas itself and gets the same numbers."""
+    from kopt.harness import compile as harness
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    own_runs = []
+    run_ptxas = harness._ptxas_usage
+    monkeypatch.setattr(harness, "_ptxas_usage", lambda *args: own_runs.append(args) or run_ptxas(*args))
+    task = load_task(ROOT / "evals" / "diagnosis" / "attention_spill.py")
+    (logged,) = compile_task(task, target="sm_90", cache_dir=tmp_path / "first")
+    assert own_runs == []  # Triton compiled: its log was read
+    (cached,) = compile_task(task, target="sm_90", cache_dir=tmp_path / "second")  # kopt's cache does not answer
+    assert len(own_runs) == 1  # Triton's cache answered: no log, so kopt ran ptxas
+    usage = ("registers", "spill_stores", "spill_loads", "local_bytes")
+    assert [getattr(logged, k) for k in usage] == [getattr(cached, k) for k in usage]
+    assert logged.spill_stores > 0 and logged.local_bytes > 0 and logged.registers == 255
+    assert logged.ptxas_log.startswith("ptxas info") and "Used 255 registers" in logged.ptxas_log
+
+
+def test_what_a_kernel_prints_at_compile_time_still_shows(tmp_path, capsys):
+    src = (ROOT / "examples" / "vector_add.py").read_text().replace(
+        "    mask = offsets < n_elements\n", "    mask = offsets < n_elements\n    tl.static_print('ptxas-like words', BLOCK_SIZE)\n")
+    path = tmp_path / "printing.py"
+    path.write_text(src)
+    (kernel,) = _compile(path, tmp_path)
+    assert "ptxas-like words 1024" in capsys.readouterr().out
+    assert kernel.registers and kernel.ptxas_log.startswith("ptxas info") and "ptxas-like" not in kernel.ptxas_log

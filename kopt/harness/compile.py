@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,14 +217,14 @@ def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_di
 
     src = ASTSource(fn=launch.fn, signature=launch.signature, constexprs=launch.constexprs, attrs=launch.attrs)
     try:
-        with _trajectory_dump(trajectory) as dump_path:
+        with _trajectory_dump(trajectory) as dump_path, _ptxas_log() as log:
             ck = triton.compile(src, target=target, options=launch.options)
             dump_text = _read_dump(dump_path) if dump_path else ""
     except Exception as exc:
         raise CompileError(_compile_message(exc, name, source_file, first_line)) from exc
     asm = {stage: ck.asm[stage] for stage in ("ttir", "ttgir", "llir", "ptx") if stage in ck.asm}
     asm["sass"] = _sass(ck.asm["cubin"])
-    usage = _ptxas_usage(asm["ptx"], target, launch.options)
+    usage = _usage(log[0]) if log[0] else _ptxas_usage(asm["ptx"], target, launch.options)
     kernel = CompiledKernel(
         name=name, source_file=source_file, first_line=first_line, target=target_name(target),
         signature={k: str(v) for k, v in launch.signature.items()},
@@ -330,8 +332,6 @@ def _read_dump(path: Path) -> str:
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
     """Redirect file descriptor 2 (C++ writes there, below Python's sys.stderr)."""
-    import sys
-
     sys.stderr.flush()
     saved = os.dup(2)
     with open(path, "w") as sink:
@@ -369,8 +369,31 @@ _USED = re.compile(r"Used (\d+) registers")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
+@contextlib.contextmanager
+def _ptxas_log() -> Iterator[list[str]]:
+    """Triton's own `ptxas -v` log, which it prints when asked (the last thing it prints), into the list: registers
+    and spills without a second ptxas run (0.02-0.2 s a kernel). An empty log when Triton's cache answered. What
+    else the compile prints (a kernel's tl.static_print, a failure's report) still reaches stdout."""
+    from triton import knobs
+
+    printed = io.StringIO()
+    log: list[str] = []
+    try:
+        with knobs.nvidia.scope(), contextlib.redirect_stdout(printed):
+            knobs.nvidia.dump_ptxas_log = True
+            yield log
+    except BaseException:
+        sys.stdout.write(printed.getvalue())
+        raise
+    text = printed.getvalue()
+    start = re.search(r"^ptxas ", text, re.M)
+    cut = start.start() if start else len(text)
+    sys.stdout.write(text[:cut])
+    log.append(text[cut:].strip())
+
+
 def _ptxas_usage(ptx: str, target, options: dict) -> dict[str, Any]:
-    """Registers, spills and stack from `ptxas -v` on the PTX, as Triton invokes it (independent of its cache)."""
+    """Registers, spills and stack from `ptxas -v` on the PTX, as Triton invokes it (when Triton's cache answered)."""
     from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
 
     with tempfile.TemporaryDirectory(prefix="kopt-ptxas-") as tmp:
@@ -380,7 +403,10 @@ def _ptxas_usage(ptx: str, target, options: dict) -> dict[str, Any]:
         cmd = [get_ptxas(target.arch).path, "-lineinfo", "-v", *fmad, f"--gpu-name={sm_arch_from_capability(target.arch)}",
                str(ptx_path), "-o", str(Path(tmp) / "k.cubin")]
         proc = subprocess.run(cmd, capture_output=True, text=True)
-    log = (proc.stdout + proc.stderr).strip()
+    return _usage((proc.stdout + proc.stderr).strip())
+
+
+def _usage(log: str) -> dict[str, Any]:
     used, frame = _USED.search(log), _FRAME.search(log)
     return {
         "registers": int(used.group(1)) if used else None,
