@@ -234,6 +234,7 @@ class _Worker:
 
 def work(requests: int, replies: int) -> None:
     """Import torch and Triton, compile once, then answer each request in a forked child; leave at EOF."""
+    os.environ.pop("TRITON_INTERPRET", None)  # a compile worker compiles: a user's interpreter setting would hide every kernel
     _warm_up()
     _subreaper()
     while True:

@@ -70,7 +70,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     from kopt.errors import TaskError
 
     kw = dict(request.get("kw") or {})
-    if request["op"] != "compile":  # compile never runs the interpreter; every other op picks its device first
+    if request["op"] == "compile":  # compile never runs the interpreter, whatever the caller's environment says
+        os.environ.pop("TRITON_INTERPRET", None)
+    else:  # every other op picks its device first
         _pick_device(kw.pop("device", None))
     from kopt.task import load_candidate, load_task
 
