@@ -75,6 +75,29 @@ def test_the_compile_runs_while_the_index_opens_and_its_error_is_a_finding(setti
     assert "power of 2" in answer.findings_text[0] and not answer.facts
 
 
+@pytest.mark.parametrize("task", [STRIDED, ROOT / "evals" / "diagnosis" / "attention_spill.py"])
+def test_without_the_sass_the_facts_and_findings_are_the_same(task, tmp_path):
+    """ask compiles without the SASS of a kernel that uses no local memory: on real compiles its L3 facts and
+    findings are those of the full compile, less the evidence lines that count SASS opcodes; a spilling kernel is
+    still disassembled (ptxas reports local memory), so its STL/LDL and register_spill finding stay."""
+    from kopt.diagnose.l3 import attribute
+    from kopt.harness.compile import compile_task
+    from kopt.task import load_task
+
+    loaded = load_task(task)
+    lean = attribute(compile_task(loaded, trajectory=True, sass=False, cache_dir=tmp_path), str(task))
+    full = attribute(compile_task(loaded, trajectory=True, cache_dir=tmp_path), str(task))
+    assert lean.lines == full.lines and lean.findings
+    assert [f.id for f in lean.findings] == [f.id for f in full.findings]
+    for thin, whole in zip(lean.findings, full.findings):
+        assert (thin.message, thin.confidence, thin.kernel_lines, thin.conditions) == \
+               (whole.message, whole.confidence, whole.kernel_lines, whole.conditions)
+        assert all(e in whole.evidence for e in thin.evidence)
+        assert all(e.source == "sass" for e in whole.evidence if e not in thin.evidence)
+    spills = "register_spill" in [f.id for f in full.findings]
+    assert spills == (task != STRIDED) and (lean.kernels[0]["sass"] != {}) == spills
+
+
 class _Canned(BaseHTTPRequestHandler):
     seen: list[dict] = []
 

@@ -1,5 +1,6 @@
 """AOT compile on a CPU-only machine: the JIT's specialization, sm_90 code, trajectory, cache, errors."""
 
+import json
 import time
 from pathlib import Path
 
@@ -112,8 +113,9 @@ def test_registers_and_spills_come_from_tritons_own_ptxas_run(tmp_path, monkeypa
     run_ptxas = harness._ptxas_usage
     monkeypatch.setattr(harness, "_ptxas_usage", lambda *args: own_runs.append(args) or run_ptxas(*args))
     task = load_task(ROOT / "evals" / "diagnosis" / "attention_spill.py")
-    (logged,) = compile_task(task, target="sm_90", cache_dir=tmp_path / "first")
+    (logged,) = compile_task(task, target="sm_90", cache_dir=tmp_path / "first", sass=False)
     assert own_runs == []  # Triton compiled: its log was read
+    assert "STL" in logged.asm["sass"]  # without `sass`, still disassembled: ptxas reports local memory
     (cached,) = compile_task(task, target="sm_90", cache_dir=tmp_path / "second")  # kopt's cache does not answer
     assert len(own_runs) == 1  # Triton's cache answered: no log, so kopt ran ptxas
     usage = ("registers", "spill_stores", "spill_loads", "local_bytes")
@@ -130,3 +132,21 @@ def test_what_a_kernel_prints_at_compile_time_still_shows(tmp_path, capsys):
     (kernel,) = _compile(path, tmp_path)
     assert "ptxas-like words 1024" in capsys.readouterr().out
     assert kernel.registers and kernel.ptxas_log.startswith("ptxas info") and "ptxas-like" not in kernel.ptxas_log
+
+
+def test_without_sass_a_kernel_without_local_memory_is_not_disassembled(tmp_path):
+    """The cache entry without SASS serves the next lean compile; one that wants SASS compiles again, and the entry
+    then holds both (the trajectory of the first and the SASS of the second)."""
+    path = ROOT / "examples" / "vector_add.py"
+    (lean,) = _compile(path, tmp_path, sass=False, trajectory=True)
+    assert "sass" not in lean.asm and lean.local_bytes == 0 and lean.registers and lean.trajectory
+    (again,) = _compile(path, tmp_path, sass=False)
+    assert again.asm == lean.asm  # from the cache
+    (full,) = _compile(path, tmp_path)
+    assert "LDG.E.128" in full.asm["sass"] and {k: v for k, v in full.asm.items() if k != "sass"} == lean.asm
+    (cached,) = _compile(path, tmp_path, trajectory=True)
+    assert cached.asm == full.asm and cached.trajectory == lean.trajectory
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+    (ptx_only,) = _compile(ROOT / "examples" / "softmax.py", tmp_path, stages=["ptx"])  # no SASS asked for: none made
+    entry = json.loads((tmp_path / "cache" / f"{ptx_only.cache_key}.json").read_text())
+    assert list(ptx_only.asm) == ["ptx"] and "ptx" in entry["asm"] and "sass" not in entry["asm"]

@@ -44,8 +44,9 @@ class Target:
         Raises CompileError when the kernel does not compile."""
         raise NotImplementedError
 
-    def sandboxed_report(self, path: Path, target: str | None) -> Any:
-        """The L3 report of a task's kernels, compiled without running the task's code in kopt's own process."""
+    def sandboxed_report(self, path: Path, target: str | None, sass: bool = True) -> Any:
+        """The L3 report of a task's kernels, compiled without running the task's code in kopt's own process
+        (`sass` False: machine code disassembled only where it can make a finding; kopt.harness.compile)."""
         return self.lower_and_attribute(path, target, None)[1]
 
     def check_target(self, target: str) -> None:
@@ -89,12 +90,12 @@ class Nvidia(Target):
         compiled = compile_task(task, case=case, target=target, trajectory=True)
         return compiled, attribute(compiled, task.path)
 
-    def sandboxed_report(self, path: Path, target: str | None) -> Any:
+    def sandboxed_report(self, path: Path, target: str | None, sass: bool = True) -> Any:
         """Compiled in the sandbox (the warm compile worker's when it runs: ~0.3 s instead of ~3 s)."""
         from kopt.diagnose.l3 import attribute
         from kopt.harness.compile import compile_sandboxed
 
-        return attribute(compile_sandboxed(path, target=target, trajectory=True), str(path))
+        return attribute(compile_sandboxed(path, target=target, trajectory=True, sass=sass), str(path))
 
     def check_target(self, target: str) -> None:
         from kopt.harness.compile import gpu_target

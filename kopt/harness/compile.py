@@ -201,13 +201,17 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_dir: Path | None = None) -> CompiledKernel:
-    """Lower one launch through every stage (cached by source hash + target + specialization + options)."""
+def compile_launch(launch: Launch, target, *, trajectory: bool = False, sass: bool = True,
+                   cache_dir: Path | None = None) -> CompiledKernel:
+    """Lower one launch through every stage (cached by source hash + target + specialization + options).
+
+    Without `sass` the disassembly (cuobjdump: ~0.4 s of CPU a kernel) is left out unless ptxas reports local
+    memory: then the SASS's LDL/STL can make a finding (register_spill); otherwise it only counts opcodes."""
     import triton
 
     key = hashlib.sha256(
         f"{CACHE_VERSION}|{triton.__version__}|{target_name(target)}|{_launch_key(launch)}".encode()).hexdigest()[:32]
-    cached = _cache_read(cache_dir, key, trajectory)
+    cached = _cache_read(cache_dir, key, trajectory, sass)
     if cached is not None:
         return cached
     source_file, first_line = kernel_location(launch.fn)
@@ -223,8 +227,9 @@ def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_di
     except Exception as exc:
         raise CompileError(_compile_message(exc, name, source_file, first_line)) from exc
     asm = {stage: ck.asm[stage] for stage in ("ttir", "ttgir", "llir", "ptx") if stage in ck.asm}
-    asm["sass"] = _sass(ck.asm["cubin"])
     usage = _usage(log[0]) if log[0] else _ptxas_usage(asm["ptx"], target, launch.options)
+    if sass or usage["local_bytes"] or usage["spill_stores"] or usage["spill_loads"]:
+        asm["sass"] = _sass(ck.asm["cubin"])
     kernel = CompiledKernel(
         name=name, source_file=source_file, first_line=first_line, target=target_name(target),
         signature={k: str(v) for k, v in launch.signature.items()},
@@ -239,8 +244,10 @@ def compile_launch(launch: Launch, target, *, trajectory: bool = False, cache_di
 
 
 def compile_task(task: Task, *, case: int | dict | None = None, target: str | None = None, trajectory: bool = False,
-                 stages: list[str] | tuple[str, ...] | None = None, cache_dir: Path | None = None) -> list[CompiledKernel]:
-    """AOT-compile every kernel `entry` launches for one case (index into CASES, a case dict, or the first)."""
+                 stages: list[str] | tuple[str, ...] | None = None, sass: bool = True,
+                 cache_dir: Path | None = None) -> list[CompiledKernel]:
+    """AOT-compile every kernel `entry` launches for one case (index into CASES, a case dict, or the first).
+    `sass` False: SASS only where it can make a finding (compile_launch); so too when `stages` leave it out."""
     target_spec = gpu_target(target)
     if case is None:
         case = task.cases[0]
@@ -258,7 +265,8 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
     cache_dir = Path(cache_dir)
     kernels = []
     for launch in capture_launches(task, case, target_spec):
-        kernel = compile_launch(launch, target_spec, trajectory=trajectory, cache_dir=cache_dir)
+        kernel = compile_launch(launch, target_spec, trajectory=trajectory, cache_dir=cache_dir,
+                                sass=sass and (not stages or "sass" in stages))
         kernel.grid = list(launch.grid)  # the case's grid; the compiled code does not depend on it
         kernel.autotune = launch.autotune
         kernels.append(kernel)
@@ -270,7 +278,7 @@ def compile_task(task: Task, *, case: int | dict | None = None, target: str | No
 
 def compile_sandboxed(task_path: str | Path, candidate_path: str | Path | None = None, *, case: int | None = None,
                       target: str | None = None, trajectory: bool = False, stages: list[str] | None = None,
-                      timeout_s: float = 300.0) -> list[CompiledKernel]:
+                      sass: bool = True, timeout_s: float = 300.0) -> list[CompiledKernel]:
     """compile_task for untrusted code (a candidate's module runs at import): in a contained child with a time
     limit, forked by the warm compile worker (kopt.harness.compile_worker) or, without one, started cold.
     Raises CompileError when a kernel does not compile, KoptError for any other failure."""
@@ -278,7 +286,7 @@ def compile_sandboxed(task_path: str | Path, candidate_path: str | Path | None =
     from kopt.harness.compile_worker import compile_outcome
     from kopt.harness.sandbox import run_sandboxed
 
-    kw = {"case": case, "target": target, "trajectory": trajectory, "stages": stages,
+    kw = {"case": case, "target": target, "trajectory": trajectory, "stages": stages, "sass": sass,
           "cache_dir": str(load_settings().state_dir / "cache" / "compile")}
     outcome = compile_outcome(Path(task_path), Path(candidate_path) if candidate_path else None, timeout_s, kw)  # warm
     if outcome is None:
@@ -439,7 +447,7 @@ def _decorator_lines(src: str | None) -> int:
     return 0
 
 
-def _cache_read(cache_dir: Path | None, key: str, need_trajectory: bool) -> CompiledKernel | None:
+def _cache_read(cache_dir: Path | None, key: str, need_trajectory: bool, need_sass: bool) -> CompiledKernel | None:
     if cache_dir is None:
         return None
     path = cache_dir / f"{key}.json"
@@ -448,7 +456,7 @@ def _cache_read(cache_dir: Path | None, key: str, need_trajectory: bool) -> Comp
     except (OSError, ValueError):
         return None
     data["trajectory"] = [tuple(step) for step in data.get("trajectory", [])]
-    if need_trajectory and not data["trajectory"]:
+    if need_trajectory and not data["trajectory"] or need_sass and "sass" not in data.get("asm", {}):
         return None
     try:
         return CompiledKernel(**data)
@@ -457,15 +465,18 @@ def _cache_read(cache_dir: Path | None, key: str, need_trajectory: bool) -> Comp
 
 
 def _cache_write(cache_dir: Path | None, key: str, kernel: CompiledKernel) -> None:
-    """Atomic: a reader never sees half a file."""
+    """Atomic: a reader never sees half a file. What an entry of this key holds and `kernel` lacks (a trajectory,
+    the SASS) is kept: the same key is the same compile."""
     if cache_dir is None:
         return
     path = cache_dir / f"{key}.json"
-    existing = _cache_read(cache_dir, key, False)
-    if existing is not None and existing.trajectory and not kernel.trajectory:
-        return  # keep the richer entry
+    data = kernel.to_dict()
+    existing = _cache_read(cache_dir, key, False, False)
+    if existing is not None:
+        data["trajectory"] = data["trajectory"] or existing.trajectory
+        data["asm"] = {**existing.asm, **data["asm"]}
     cache_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump(kernel.to_dict(), f)
+        json.dump(data, f)
     os.replace(tmp, path)
