@@ -72,3 +72,38 @@ def test_two_calls_advance_both_arms_one_round_each(tmp_path):
     listing = _unpack(tmp_path, "out2")
     assert "llm/full gelu round 2: to answer" in listing and "2 request(s) to answer, 2 pending in all" in listing
     assert len(list((tmp_path / "camp" / "exchange").glob("*.consumed.json"))) == 2  # each reply used once
+
+
+@pytest.mark.slow
+def test_arms_that_are_campaigns_each_run_with_their_own_kopt_home(tmp_path):
+    """The held-out payoff's arms (evals/device/llm_heldout.sh): two campaigns of the `full` arm in one store, told
+    apart by their KOPT_HOME; the synthesized patterns of one home reach its prompts and only its."""
+    import yaml
+
+    probes = tmp_path / "homes" / "heldout-synth" / "patterns"
+    probes.mkdir(parents=True)
+    for path in sorted((REPO / "corpora" / "patterns").glob("*.yaml")):  # every curated pattern, as a proven llm_ one
+        data = yaml.safe_load(path.read_text())
+        data.update(id=f"llm_probe_{data['id']}", stats={"tries": 9, "wins": 9, "speedups": [2.0] * 9},
+                    provenance={"kind": "synthesized", "rounds": ["probe:1"]})
+        (probes / f"llm_probe_{path.stem}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "OUT": str(tmp_path / "out"),
+           "CAMPAIGN_DIR": str(tmp_path / "camp"), "WS": str(tmp_path / "ws"), "OPS": "gelu", "GPUS": "0",
+           "WORKERS": "1", "ROUNDS": "2", "BUDGET_S": "500", "HOMES_DIR": str(tmp_path / "homes"),
+           "ARMS": "heldout-synth/full heldout-curated/full"}
+    done = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = done.stdout[done.stdout.index("== summary"):]
+    for arm in ("heldout-synth/full", "heldout-curated/full"):
+        assert f"{arm}: 1 runs; 0 advanced a round, 1 started; 1 waiting for a reply" in summary
+    assert "requests waiting for a reply: 2" in summary and "0 job(s) failed" in summary
+    assert set(json.loads((tmp_path / "out" / "report.json").read_text())["arms"]) == {"heldout-synth/full",
+                                                                                       "heldout-curated/full"}
+    state = json.loads(subprocess.run([sys.executable, str(HELPER), "state", str(tmp_path / "ws")], check=True,
+                                      capture_output=True, text=True).stdout)
+    prompts = {}
+    for request in (tmp_path / "ws" / "exchange").glob("*.request.json"):
+        body = json.loads(request.read_text())
+        prompts[state[body["context"]["run_id"]]["campaign"]] = request.with_name(f"{body['id']}.request.md").read_text()
+    assert "known pattern llm_probe_" in prompts["heldout-synth"]
+    assert "known pattern llm_probe_" not in prompts["heldout-curated"] and "known pattern " in prompts["heldout-curated"]

@@ -42,9 +42,9 @@ def restore(campaign_dir: Path, ws: Path) -> None:
     (ws / MANIFEST).write_text(json.dumps(_digests(ws / "exchange")))
 
 
-def state(ws: Path, campaign: str) -> dict[str, dict]:
-    """run id -> grounding arm, op, rounds, status and whether a request is pending, for the campaign's runs (read
-    straight from SQLite: no kopt import)."""
+def state(ws: Path) -> dict[str, dict]:
+    """run id -> campaign, grounding arm, op, rounds, status and whether a request is pending, for every campaign's
+    runs (read straight from SQLite: no kopt import)."""
     db = ws / ".kopt" / "rounds.sqlite"
     if not db.is_file():
         return {}
@@ -59,9 +59,9 @@ def state(ws: Path, campaign: str) -> dict[str, dict]:
     out = {}
     for run_id, options, status, rounds in rows:
         opts = json.loads(options)
-        if opts.get("campaign") == campaign:
-            out[run_id] = {"arm": opts.get("grounding", "full"), "op": opts.get("op"), "rounds": rounds,
-                           "status": status, "pending": run_id in pending}
+        if opts.get("campaign"):
+            out[run_id] = {"campaign": opts["campaign"], "arm": opts.get("grounding", "full"), "op": opts.get("op"),
+                           "rounds": rounds, "status": status, "pending": run_id in pending}
     return out
 
 
@@ -94,18 +94,19 @@ def pack(ws: Path, out: Path) -> dict[str, int]:
             "bytes": out.stat().st_size}
 
 
-def summary(ws: Path, campaign: str, arms: list[str], before: dict[str, dict], jobs: dict[str, list | None]) -> list[str]:
-    """One line per arm (grounding), the failed jobs, then the requests waiting for a reply: the call's last words."""
-    after = state(ws, campaign)
+def summary(ws: Path, arms: list[str], before: dict[str, dict], jobs: dict[str, list | None]) -> list[str]:
+    """One line per arm (CAMPAIGN/GROUNDING), the failed jobs, then the requests waiting for a reply: the call's last
+    words."""
+    after = state(ws)
     lines = []
     for arm in arms:
-        runs = {k: v for k, v in after.items() if v["arm"] == arm}
+        runs = {k: v for k, v in after.items() if f"{v['campaign']}/{v['arm']}" == arm}
         new = [k for k in runs if k not in before]
         advanced = [k for k, v in runs.items() if k in before and v["rounds"] > before[k]["rounds"]]
         status = {s: sum(v["status"] == s for v in runs.values()) for s in ("waiting", "done", "running", "failed")}
         done = jobs.get(arm)
         failed = [f"{j['op']}: {str(j.get('error', '?'))[:160]}" for j in done or [] if not j.get("ok")]
-        lines.append(f"{campaign}/{arm}: {len(runs)} runs; {len(advanced)} advanced a round, {len(new)} started; "
+        lines.append(f"{arm}: {len(runs)} runs; {len(advanced)} advanced a round, {len(new)} started; "
                      f"{status['waiting']} waiting for a reply, {status['done']} done, "
                      f"{status['running']} cut short (resumable), {status['failed']} failed; "
                      + (f"{len(failed)} job(s) failed" if done is not None else "no job results (stopped at the budget)"))
@@ -113,7 +114,8 @@ def summary(ws: Path, campaign: str, arms: list[str], before: dict[str, dict], j
         cut = sorted(v["op"] for v in runs.values() if v["status"] == "running")
         if cut:
             lines.append(f"  cut short: {', '.join(cut)}")
-    lines.append(f"requests waiting for a reply: {sum(v['pending'] for v in after.values())}")
+    waiting = sum(v["pending"] for v in after.values() if f"{v['campaign']}/{v['arm']}" in arms)
+    lines.append(f"requests waiting for a reply: {waiting}")
     return lines
 
 
@@ -157,14 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("ws", type=Path)
     p = sub.add_parser("state")
     p.add_argument("ws", type=Path)
-    p.add_argument("campaign")
     p = sub.add_parser("pack")
     p.add_argument("ws", type=Path)
     p.add_argument("out", type=Path)
     p = sub.add_parser("summary")
     p.add_argument("ws", type=Path)
-    p.add_argument("campaign")
-    p.add_argument("arms", help="grounding arms, comma-separated")
+    p.add_argument("arms", help="arms as CAMPAIGN/GROUNDING, comma-separated")
     p.add_argument("before", type=Path)
     p = sub.add_parser("unpack")
     p.add_argument("tarball", type=Path)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "restore":
         restore(args.campaign_dir, args.ws)
     elif args.cmd == "state":
-        print(json.dumps(state(args.ws, args.campaign)))
+        print(json.dumps(state(args.ws)))
     elif args.cmd == "pack":
         print(json.dumps(pack(args.ws, args.out)))
     elif args.cmd == "summary":
@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs = {}
         for arm in arms:  # `kopt eval suite --json` of each arm; missing or cut off when stopped at the budget
             try:
-                jobs[arm] = json.loads((args.ws / f"jobs-{arm}.json").read_text())["jobs"]
+                jobs[arm] = json.loads((args.ws / f"jobs-{arm.replace('/', '-')}.json").read_text())["jobs"]
             except (OSError, ValueError, KeyError):
                 jobs[arm] = None
-        print("\n".join(summary(args.ws, args.campaign, arms, json.loads(args.before.read_text()), jobs)))
+        print("\n".join(summary(args.ws, arms, json.loads(args.before.read_text()), jobs)))
     elif args.cmd in ("unpack", "pending"):
         if args.cmd == "unpack":
             unpack(args.tarball, args.campaign_dir)

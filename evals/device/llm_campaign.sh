@@ -12,7 +12,10 @@
 # Here, after the call: python3 evals/device/llm_campaign.py unpack FILES_AT/campaign.tar.gz CAMPAIGN_DIR
 # CAMPAIGN_DIR holds store.tar.gz (the rounds store) and exchange/ (requests and replies); a first call needs neither.
 # Knobs (environment): OPS (comma list; default the first column of evals/llm/ops.txt), ARMS (grounding values,
-# default "full none"), CAMPAIGN (the campaign's name in the store, default llm), ROUNDS (per operator, default 8), BUDGET_S
+# default "full none", or CAMPAIGN/GROUNDING for arms that are campaigns of their own, e.g. "heldout-synth/full
+# heldout-curated/full"), HOMES_DIR (each arm's KOPT_HOME is HOMES_DIR/<its campaign>: what sets the arms apart is
+# then their KOPT_HOME, e.g. its synthesized patterns; default one KOPT_HOME for all), CAMPAIGN (the campaign's name
+# in the store for plain grounding arms, default llm), ROUNDS (per operator, default 8), BUDGET_S
 # (the whole call, default 480), RESERVE_S (of it, kept for the report and the tarball, default 60), WORKERS (jobs at
 # once per arm, default 12: 24 on 16 cores), GPUS (default 1; 0 runs on the CPU through the interpreter, rounds untimed),
 # WS (the workspace, default /tmp/kopt-llm: runs record task paths under it, so keep it fixed across calls).
@@ -43,32 +46,36 @@ helper() { python3 "$ROOT/evals/device/llm_campaign.py" "$@"; }
 # a fresh workspace: the suite at a fixed path (a resumed run checks its task file), the carried store and exchange
 rm -rf "$WS" && mkdir -p "$WS" && cp -r "$ROOT/evals/suite" "$WS/suite" || exit 1
 helper restore "$CAMPAIGN_DIR" "$WS" || { echo "restoring $CAMPAIGN_DIR failed"; exit 1; }
-helper state "$WS" "$CAMPAIGN" > "$WS/before.json"
+helper state "$WS" > "$WS/before.json"
+SPECS=()  # CAMPAIGN/GROUNDING of each arm
+for arm in $ARMS; do [[ $arm == */* ]] && SPECS+=("$arm") || SPECS+=("$CAMPAIGN/$arm"); done
 LEFT=$(( BUDGET_S - RESERVE_S - $(date +%s) + START ))
 [ "$LEFT" -ge 30 ] || LEFT=30  # `timeout 0` would mean no limit at all
-echo "llm campaign $CAMPAIGN: arms $ARMS, $(echo "$OPS" | tr ',' '\n' | wc -l) ops, rounds $ROUNDS, $WORKERS workers" \
+echo "llm campaign: arms ${SPECS[*]}, $(echo "$OPS" | tr ',' '\n' | wc -l) ops, rounds $ROUNDS, $WORKERS workers" \
      "per arm on $GPUS GPU(s), ${LEFT}s for the jobs; workspace $WS"
 
 pids=()  # wait for these only: a bare `wait` would also wait for the log's tee
-for arm in $ARMS; do
+for spec in "${SPECS[@]}"; do
+  camp=${spec%%/*} arm=${spec#*/}
+  home=$KOPT_HOME; [ -n "${HOMES_DIR:-}" ] && home=$HOMES_DIR/$camp && mkdir -p "$home"
   # timeout signals its whole process group: the arm's job children stop with it (their runs stay resumable)
-  (cd "$WS" && timeout -k 10 "$LEFT" python3 -m kopt.cli eval suite --suite "$WS/suite" --ops "$OPS" --proposer llm \
-     --llm-exchange "$WS/exchange" --grounding "$arm" --campaign "$CAMPAIGN" --rounds "$ROUNDS" --policy "$POLICY" --gpus "$GPUS" \
-     --workers-per-gpu "$WORKERS" --job-timeout "$LEFT" --json > "$WS/jobs-$arm.json" \
-   || echo "   arm $arm: kopt eval suite exited $? (124: stopped at the budget; its runs stay resumable)") &
+  (cd "$WS" && KOPT_HOME=$home timeout -k 10 "$LEFT" python3 -m kopt.cli eval suite --suite "$WS/suite" --ops "$OPS" \
+     --proposer llm --llm-exchange "$WS/exchange" --grounding "$arm" --campaign "$camp" --rounds "$ROUNDS" --policy "$POLICY" \
+     --gpus "$GPUS" --workers-per-gpu "$WORKERS" --job-timeout "$LEFT" --json > "$WS/jobs-$camp-$arm.json" \
+   || echo "   arm $spec: kopt eval suite exited $? (124: stopped at the budget; its runs stay resumable)") &
   pids+=($!)
 done
 wait "${pids[@]}"
 
 echo "== report"
-set -- $ARMS
-if [ $# -ge 2 ]; then PICK=(--compare "$CAMPAIGN/$1" "$CAMPAIGN/$2"); else PICK=(--arm "$CAMPAIGN/$1"); fi
+ARMLIST="${SPECS[*]}"
+if [ ${#SPECS[@]} -ge 2 ]; then PICK=(--compare "${SPECS[0]}" "${SPECS[1]}"); else PICK=(--arm "${SPECS[0]}"); fi
 (cd "$WS" && python3 -m kopt.cli eval report --store "$WS/.kopt" "${PICK[@]}" \
-   --title "LLM campaign $(basename "$CAMPAIGN_DIR"): grounding ${ARMS// / vs }" > "$OUT/report.md" \
+   --title "LLM campaign $(basename "$CAMPAIGN_DIR"): ${ARMLIST// / vs }" > "$OUT/report.md" \
  && python3 -m kopt.cli eval report --store "$WS/.kopt" "${PICK[@]}" --json > "$OUT/report.json") \
  || echo "   the report failed (see above); the store comes back all the same"
 echo "== pack"
 [ -f "$WS/.kopt/rounds.sqlite" ] && helper pack "$WS" "$OUT/campaign.tar.gz" || echo "   no rounds store to bring back"
 echo "== summary"
-helper summary "$WS" "$CAMPAIGN" "${ARMS// /,}" "$WS/before.json"
+helper summary "$WS" "${ARMLIST// /,}" "$WS/before.json"
 echo "call: $(( $(date +%s) - START )) s of ${BUDGET_S} s"
