@@ -11,14 +11,16 @@
 # The first call starts the runs (initial kernels validated and timed on the GPU, so round 1's prompts carry each
 # case's time and roofline fraction) and writes round 1's requests; each later call judges the replies and writes the
 # next round's. Knobs: ROUNDS (give K to the call that brings round K's replies: the runs end there), BUDGET_S
-# (default 450: with the install and the kit, a call stays under 9 minutes), WORKERS (default 10 per arm), ARMS,
+# (default 500, the set-up included: with install.sh's ~30 s a call stays under 9 minutes), WORKERS (default 10 per
+# arm), ARMS, OPS (default all of EXP/ops.txt), EXP (the experiment folder; a dry run points it at a copy),
 # KOPT_SUITE_REFERENCES (default 0: the payoff is paired on speedup over the initial kernel; 1 times torch's
-# references in the runs' last call), GPUS (0: the interpreter on the CPU, a dry run).
+# references in the runs' last call), GPUS (0: the interpreter on the CPU, a dry run; never on a folder whose runs have
+# replies waiting: the CPU would judge them, untimed).
 set -uo pipefail
 T0=$(date +%s)
 MAIN=${MAIN:?set MAIN to the checkout (the campaign folder lives there)}
 CAMP=$MAIN/.camp/heldout
-EXP=$MAIN/evals/llm/heldout-2026-12-02
+EXP=${EXP:-$MAIN/evals/llm/heldout-2026-12-02}  # the experiment folder: ops.txt, store.tar.gz, exchange/
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 : "${OUT:?set OUT to the results folder}"
 mkdir -p "$OUT"
@@ -70,8 +72,8 @@ assert hits, 'the index answered nothing'
 ") || { [ "${INDEX_CHECK:-1}" = 0 ] || { echo "the index of $home does not answer (INDEX_CHECK=0 goes on)"; exit 1; }; }
 done
 
-OPS=$(grep -v '^#' "$EXP/ops.txt" | cut -f1 | paste -sd, -)
-export BUDGET_S=$(( ${BUDGET_S:-450} - $(date +%s) + T0 ))
+OPS=${OPS:-$(grep -v '^#' "$EXP/ops.txt" | cut -f1 | paste -sd, -)}
+export BUDGET_S=$(( ${BUDGET_S:-500} - $(date +%s) + T0 ))
 echo "set-up took $(( $(date +%s) - T0 )) s; the campaign gets ${BUDGET_S} s"
 CAMPAIGN_DIR=$EXP OPS=$OPS HOMES_DIR=$HOMES ARMS=${ARMS:-"heldout-synth/full heldout-curated/full"} \
   WS=/tmp/kopt-heldout POLICY=${POLICY:-static} ROUNDS=${ROUNDS:-8} WORKERS=${WORKERS:-10} \

@@ -5,25 +5,33 @@
 #                    with .whl/ (libcst, and the index kit: qdrant-edge, sentence-transformers, the MiniLM as int8)
 #   homes.tar.gz     the two arms' KOPT_HOMEs, each with the same index (pass notes, patterns, the installed Triton
 #                    package, as the campaign's full arm had): heldout-curated (curated catalog only) and
-#                    heldout-synth (plus `kopt synthesize --store <the campaign's rounds 1-4> --diagnose-parents`:
-#                    its patterns/ and their points upserted into the index)
+#                    heldout-synth (plus the patterns of `kopt synthesize --store <the campaign's rounds 1-4>
+#                    --no-index --diagnose-parents`, their points upserted into its index)
 #   synthesis.json   that synthesis' --json output (what the with-arm got)
 #   bubblewrap_*.deb the sandbox's bwrap, which the GPU image lacks
-# Steps already done are kept (delete .camp/heldout to start over). About 15-30 min on the shared 2-core box, most of
-# it the synthesis' diagnosis of each parent kernel. Knobs: PIN (commit, default HEAD), STORE (the campaign's
-# store.tar.gz), PYTHON (a Python with kopt's dependencies, default .venv/bin/python).
+# Steps already done are kept; kopt is pinned at the first run (delete .camp/heldout to start over). About 15-60 min
+# on the shared 2-core box: the synthesis' diagnosis of each parent kernel, the embedding. Knobs: PIN (commit; default
+# the one .camp/heldout was built with, else HEAD), STORE (the campaign's
+# store.tar.gz), PYTHON (a Python with kopt's dependencies, default .venv/bin/python), VECTORS (a KOPT_HOME's
+# cache/vectors.sqlite to start the embedding cache from, e.g. ~/.kopt's: the ingest then embeds only what it lacks;
+# ~1,200 chunks take 10-60 min to embed on the shared box).
 set -euo pipefail
 MAIN=$(cd "$(dirname "$0")/../.." && pwd)
-PIN=$(git -C "$MAIN" rev-parse "${PIN:-HEAD}")
 CAMP=$MAIN/.camp/heldout
+BUILD=/tmp/kopt-heldout-build  # the local site, the synthesis' scratch home and the homes being built (never carried)
+BUILT=$(cat "$CAMP/kopt/PIN" 2>/dev/null || true)
+PIN=$(git -C "$MAIN" rev-parse "${PIN:-${BUILT:-HEAD}}")
+if [ -n "$BUILT" ] && [ "$BUILT" != "$PIN" ]; then  # every call of the experiment runs one kopt
+  echo ".camp/heldout was built with kopt $BUILT, not $PIN: run without PIN to keep it, or delete .camp/heldout and"
+  echo "$BUILD to start over (the index and the synthesis are rebuilt, 15-60 min)"; exit 1
+fi
 STORE=${STORE:-$MAIN/evals/llm/campaign-2026-12-01/store.tar.gz}
 PY=${PYTHON:-$MAIN/.venv/bin/python}
-BUILD=/tmp/kopt-heldout-build  # the local site and the homes being built (never carried)
 mkdir -p "$CAMP" "$BUILD"
 
-if [ "$(cat "$CAMP/kopt/PIN" 2>/dev/null)" != "$PIN" ]; then
+if [ -z "$BUILT" ]; then
   [ -d "$MAIN/.whl/concurrency/minilm" ] || { echo "no .whl/concurrency kit: make it first (evals/device/concurrency.sh)"; exit 1; }
-  rm -rf "$CAMP/kopt" "$CAMP/homes.tar.gz" "$CAMP/synthesis.json" "$BUILD"/* && mkdir -p "$CAMP/kopt/.whl"
+  rm -rf "$CAMP/kopt" && mkdir -p "$CAMP/kopt/.whl"
   git -C "$MAIN" archive "$PIN" kopt index ingest corpora pyproject.toml README.md evals/suite evals/device \
     | tar x -C "$CAMP/kopt"
   rm -rf "$CAMP/kopt/evals/device/results"
@@ -34,34 +42,48 @@ echo "pinned tree: kopt $PIN"
 
 # kopt at PIN for this machine's Python, as the device installs it (kopt.index, kopt.ingest, kopt.corpora)
 SITE=$BUILD/site
-if [ ! -d "$SITE/kopt" ]; then
-  mkdir -p "$SITE" && cp -r "$CAMP/kopt/kopt" "$SITE/kopt"
-  for d in index ingest corpora; do ln -s "$CAMP/kopt/$d" "$SITE/kopt/$d"; done
-fi
+rm -rf "$SITE" && mkdir -p "$SITE" && cp -r "$CAMP/kopt/kopt" "$SITE/kopt"
+for d in index ingest corpora; do ln -s "$CAMP/kopt/$d" "$SITE/kopt/$d"; done
 kopt() { (cd "$BUILD" && PYTHONPATH=$SITE HF_HUB_OFFLINE=1 KOPT_SEARCH_WORKER=0 nice -n 10 "$PY" -m kopt.cli "$@"); }
 
-if [ ! -f "$CAMP/homes.tar.gz" ]; then
-  if [ ! -f "$BUILD/heldout-curated/index/catalog.json" ]; then
-    rm -rf "$BUILD/heldout-curated"
-    for corpus in passes patterns triton-pkg; do KOPT_HOME=$BUILD/heldout-curated kopt ingest "$corpus"; done
-  fi
-  rm -rf "$BUILD/heldout-synth" "$BUILD/store" && mkdir -p "$BUILD/store"
-  cp -r "$BUILD/heldout-curated" "$BUILD/heldout-synth" && rm -rf "$BUILD/heldout-synth/index/readers"
-  tar xzf "$STORE" -C "$BUILD/store"
-  echo "synthesizing from $(basename "$(dirname "$STORE")") (rounds as in its store)"
-  KOPT_HOME=$BUILD/heldout-synth kopt synthesize --store "$BUILD/store/.kopt" --diagnose-parents --json \
+# the synthesis: `kopt synthesize --no-index --diagnose-parents` over the campaign's store in a scratch KOPT_HOME
+# (evals/RESULTS.md, "Synthesis from LLM wins"); its patterns/ is what the with-arm gets
+SYN=$BUILD/synthesis
+if [ ! -f "$CAMP/synthesis.json" ]; then
+  rm -rf "$SYN" "$BUILD/store" "$CAMP/homes.tar.gz" && mkdir -p "$SYN" "$BUILD/store" && tar xzf "$STORE" -C "$BUILD/store"
+  echo "synthesizing from $STORE"
+  KOPT_HOME=$SYN kopt synthesize --store "$BUILD/store/.kopt" --no-index --diagnose-parents --json \
     > "$CAMP/synthesis.json.tmp" && mv "$CAMP/synthesis.json.tmp" "$CAMP/synthesis.json"
+fi
+if [ ! -f "$CAMP/homes.tar.gz" ]; then
+  CURATED=$BUILD/homes/heldout-curated WITH=$BUILD/homes/heldout-synth
+  if [ ! -f "$CURATED/index/catalog.json" ]; then
+    rm -rf "$CURATED" && mkdir -p "$CURATED/cache"
+    [ -n "${VECTORS:-}" ] && cp "$VECTORS" "$CURATED/cache/vectors.sqlite"  # vectors by (model, text hash): reusable
+    for corpus in passes patterns triton-pkg; do KOPT_HOME=$CURATED kopt ingest "$corpus"; done
+  fi
+  # the with-arm: the same index (hard links: a published collection is never written again), the synthesized
+  # patterns, and their points upserted into its patterns collection as `kopt synthesize` does without --no-index
+  rm -rf "$WITH" && cp -al "$CURATED" "$WITH" && rm -rf "$WITH/index/readers" "$WITH/cache" && cp "$CURATED/index/catalog.json" "$WITH/index/catalog.json.new" \
+    && mv "$WITH/index/catalog.json.new" "$WITH/index/catalog.json" && mkdir -p "$WITH/patterns" && cp "$SYN"/patterns/*.yaml "$WITH/patterns/"
+  KOPT_HOME=$WITH PYTHONPATH=$SITE HF_HUB_OFFLINE=1 "$PY" -c "
+from pathlib import Path
+from kopt.config import load_settings
+from kopt.synthesize import upsert_index
+fresh = [p for p in sorted(Path('$WITH/patterns').glob('*.yaml')) if 'kind: synthesized' in p.read_text()]
+print(upsert_index(load_settings(), fresh))  # as kopt synthesize: new patterns, not the curated ones' overlays"
   # what travels: the indexes (not their readers' views) and the synthesized patterns, no caches
-  tar czf "$CAMP/homes.tar.gz.tmp" -C "$BUILD" --exclude=readers --exclude=cache --exclude=sandbox-cache \
-    heldout-curated heldout-synth && mv "$CAMP/homes.tar.gz.tmp" "$CAMP/homes.tar.gz"
+  tar czf "$CAMP/homes.tar.gz.tmp" -C "$BUILD/homes" --exclude=readers --exclude=cache --exclude=sandbox-cache \
+    --exclude=.write.lock heldout-curated heldout-synth && mv "$CAMP/homes.tar.gz.tmp" "$CAMP/homes.tar.gz"
 fi
 ls "$MAIN"/.camp/bubblewrap_*.deb > /dev/null 2>&1 && cp "$MAIN"/.camp/bubblewrap_*.deb "$CAMP/" \
   || ls "$CAMP"/bubblewrap_*.deb > /dev/null 2>&1 \
   || (cd "$CAMP" && apt-get download bubblewrap) || { echo "no bubblewrap .deb for the sandbox"; exit 1; }
 "$PY" - "$CAMP/synthesis.json" <<'EOF'
 import json, sys
-actions = json.load(open(sys.argv[1])).get("actions", [])
-made = sorted(a.get("pattern") or a.get("id") or "?" for a in actions if a.get("action") in ("create", "update"))
-print(f"synthesis: {len(made)} patterns written for the with-arm:", ", ".join(made))
+actions = json.load(open(sys.argv[1]))["actions"]
+for kind in ("create", "update"):
+    done = [f"{a['pattern_id']} {a['wins']}/{a['tries']}" for a in actions if a["kind"] == kind]
+    print(f"synthesis, {kind}: {len(done)} patterns (wins/tries):", ", ".join(done))
 EOF
 echo "carry [\".camp/heldout\"]: $(du -sh "$CAMP" | cut -f1) (+ the tree; a call carries 64 MiB in all)"
