@@ -99,7 +99,8 @@ class Index:
 
     def corpora(self) -> list[dict]:
         return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
-                 "model": e.get("model"), "ingested": e.get("ingested"), "root": e.get("root")}
+                 "model": e.get("model"), "ingested": e.get("ingested"), "root": e.get("root"),
+                 "expansion": e.get("expansion")}
                 for name, e in sorted(self.catalog.get("corpora", {}).items())]
 
     def _entries(self, corpus: str | list[str] | None) -> list[tuple[str, dict]]:

@@ -154,7 +154,9 @@ def index_list(as_json: bool) -> None:
     if not rows and not building:
         click.echo(f"the index at {index.where} is empty; run `kopt ingest triton-pkg` to start")
     for r in rows:
-        click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']})")
+        x = r["expansion"]
+        expanded = f"  expanded: {x['chunks']} chunks by {', '.join(x['files'])} ({x['digest']})" if x else ""
+        click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']}){expanded}")
     for name, b in building.items():
         rerun = "" if b["state"].startswith("ingest in progress") else f"; re-run `kopt ingest {name}`"
         click.echo(f"{name:<14} {b['version']:<14} ({b['state']} into {b['collection']}{rerun})")
