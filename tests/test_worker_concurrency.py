@@ -2,6 +2,10 @@
 
 The worker forks processes that all accept on the index's socket; concurrent callers must get exactly the hits a lone
 search gives, and a publish mid-way must give each caller one whole version, never a failure.
+
+The ingests run in this process (kopt.ingest.ingest_corpus, what `kopt ingest` runs): the model loads once, and the
+publish can be held until the callers are mid-flight, so they hammer the pool only around the publish (`kopt ingest`
+runs at nice 10 under readers: callers hammering through all of it starved it for minutes on 2 cores).
 """
 
 import json
@@ -19,6 +23,7 @@ import pytest
 
 from kopt.config import Settings
 from kopt.index import open_index, worker
+from kopt.ingest import ingest_corpus, pipeline
 from kopt.ingest.manifest import corpora_dir
 
 QUERIES = ["uncoalesced global loads fixed by vectorized access", "shared memory bank conflicts in a transpose",
@@ -36,9 +41,10 @@ def env_for(home: Path) -> dict:
 
 
 def ingest(root: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "kopt.cli", "ingest", "patterns", "--path", str(root / "corpus"),
-                           "--json"], capture_output=True, text=True, env=env_for(root / "home"), timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """`kopt ingest patterns --path ROOT/corpus` into ROOT/home (its index and its vector cache), in this process."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KOPT_HOME", str(root / "home"))
+        ingest_corpus("patterns", Settings(index_path=root / "home" / "index"), path=root / "corpus", progress=False)
 
 
 def edit(corpus: Path, mark: str | None) -> None:
@@ -87,10 +93,11 @@ def children(pid: int) -> list[int]:
     return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
-def alone(settings, query: str) -> list[tuple]:
+def alone(settings, queries: list[str]) -> list[list[tuple]]:
+    """Each query's hits from the index opened in this process, one query at a time."""
     index = open_index(settings)
     try:
-        return [(h.cite(), h.score) for h in index.search(query, corpus="patterns", k=5, mode="hybrid")]
+        return [[(h.cite(), h.score) for h in index.search(q, corpus="patterns", k=5, mode="hybrid")] for q in queries]
     finally:
         index.close()
 
@@ -103,8 +110,8 @@ def test_concurrent_callers_get_what_each_query_gets_alone_and_the_pool_dies_wit
         replies = list(callers.map(lambda q: worker.call(settings, "search", q, corpus="patterns", k=5, mode="hybrid"),
                                    QUERIES))
     assert all(r is not None for r in replies)  # None: the worker failed or timed out, the caller fell back
-    for query, hits in zip(QUERIES, replies):
-        assert [(h.cite(), h.score) for h in hits] == alone(settings, query), query
+    for query, hits, lone in zip(QUERIES, replies, alone(settings, QUERIES)):
+        assert [(h.cite(), h.score) for h in hits] == lone, query
     assert len({tuple(h.cite() for h in hits) for hits in replies}) > 1  # different queries, different answers
 
     proc.send_signal(signal.SIGTERM)  # stopping the worker stops every answering process
@@ -116,17 +123,29 @@ def test_concurrent_callers_get_what_each_query_gets_alone_and_the_pool_dies_wit
     assert worker.call(settings, "search", QUERIES[0], corpus="patterns") is None  # the name went with them
 
 
-def test_a_publish_during_concurrent_queries_gives_each_reply_one_version_and_no_failure(pool):
+def test_a_publish_during_concurrent_queries_gives_each_reply_one_version_and_no_failure(pool, monkeypatch):
     site, settings, _ = pool
     old = json.loads((settings.index_path / "catalog.json").read_text())["corpora"]["patterns"]["version"]
-    published, replies = threading.Event(), []
+    ready, mid_flight, published, replies = threading.Event(), threading.Event(), threading.Event(), []
+    publish = pipeline._publish
+
+    def held_publish(*args, **kwargs) -> None:
+        """The new version is built: let the callers loose, and swap the catalog once replies are flowing."""
+        ready.set()
+        assert mid_flight.wait(120), "the callers got no replies"
+        publish(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_publish", held_publish)
 
     def caller(n: int) -> None:
+        assert ready.wait(300), "the ingest never reached its publish"
         i = n
         while True:
             after = published.is_set()  # set before this query was sent: it must see the new version
             hits = worker.call(settings, "search", QUERIES[i % len(QUERIES)], corpus="patterns", k=5, mode="hybrid")
             replies.append((after, None if hits is None else {h.meta["version"] for h in hits}))
+            if len(replies) >= 8:
+                mid_flight.set()
             if after:
                 return
             i += 4
@@ -134,8 +153,11 @@ def test_a_publish_during_concurrent_queries_gives_each_reply_one_version_and_no
     with ThreadPoolExecutor(4) as callers:
         running = [callers.submit(caller, n) for n in range(4)]
         edit(site / "corpus", "v2")
-        ingest(site)  # publishes a new catalog while the callers keep asking
-        published.set()
+        try:
+            ingest(site)  # publishes a new catalog while the callers keep asking
+        finally:
+            ready.set()
+            published.set()
         for r in running:
             r.result()
     new = json.loads((settings.index_path / "catalog.json").read_text())["corpora"]["patterns"]["version"]
