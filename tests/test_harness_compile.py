@@ -150,3 +150,37 @@ def test_without_sass_a_kernel_without_local_memory_is_not_disassembled(tmp_path
     (ptx_only,) = _compile(ROOT / "examples" / "softmax.py", tmp_path, stages=["ptx"])  # no SASS asked for: none made
     entry = json.loads((tmp_path / "cache" / f"{ptx_only.cache_key}.json").read_text())
     assert list(ptx_only.asm) == ["ptx"] and "ptx" in entry["asm"] and "sass" not in entry["asm"]
+
+
+def test_launches_captured_on_fake_tensors_are_the_real_ones():
+    """Without a GPU the entry runs on fake tensors (no storage): the same launches, specialization and grids as
+    on real inputs; strided_scale's view starts 3 floats in, so its pointer is not divisible by 16 either way."""
+    from kopt.harness.compile import _launch_key, _on_fake_tensors, _on_real_tensors, gpu_target
+
+    def seen(launches):
+        return [(_launch_key(launch), launch.grid, launch.autotune) for launch in launches]
+
+    for path in (ROOT / "examples" / "strided_scale.py", ROOT / "examples" / "matmul.py", FIXTURES / "autotuned_scale.py"):
+        task = load_task(path)
+        fake = _on_fake_tensors(task, task.cases[0], gpu_target("sm_90"))
+        assert fake and seen(fake) == seen(_on_real_tensors(task, task.cases[0], gpu_target("sm_90")))
+    (strided,) = _on_fake_tensors(load_task(ROOT / "examples" / "strided_scale.py"), {"rows": 64, "cols": 256, "pad": 3},
+                                  gpu_target("sm_90"))
+    assert strided.attrs[(0,)] == [] and strided.attrs[(1,)] == [["tt.divisibility", 16]] and strided.grid == (64, 1)
+
+
+def test_a_task_that_reads_its_data_is_captured_on_real_tensors(tmp_path):
+    """An entry that reads a kernel's output (.item()) between two launches stops there on fake tensors: it is
+    captured on real CPU tensors, with both launches."""
+    src = (ROOT / "examples" / "vector_add.py").read_text()
+    launch = "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n"
+    assert launch in src, "the example changed: update this test"
+    path = tmp_path / "reads_data.py"
+    path.write_text(src.replace(launch, launch + "    if out[0].item() == 0.0:\n"
+                                "        add_kernel[grid](x, y, out, n, BLOCK_SIZE=512)\n"))
+    from kopt.harness.compile import _on_fake_tensors, capture_launches, gpu_target
+
+    task = load_task(path)
+    assert _on_fake_tensors(task, task.cases[0], gpu_target("sm_90")) is None
+    launches = capture_launches(task, task.cases[0], gpu_target("sm_90"))
+    assert [dict(launch.constexprs).popitem()[1] for launch in launches] == [1024, 512]

@@ -246,21 +246,34 @@ def work(requests: int, replies: int) -> None:
 
 
 def _warm_up() -> None:
-    """Load torch, Triton's backend and LLVM now, through a kernel of kopt's own (no task code runs here).
+    """Load torch, Triton's backend and LLVM now, through a kernel of kopt's own (no task code runs here), and
+    capture its launch on fake tensors as a child captures a task's (FakeTensorMode's first use: ~1 s).
     Without the MLIR dump: Triton opens its stream once per process, and the children open their own."""
-    import torch  # noqa: F401  (what a task imports first)
+    from types import SimpleNamespace
+
+    import torch  # (what a task imports first)
     import triton
     import triton.language as tl
     from triton.compiler import ASTSource
 
     import kopt.harness.worker  # noqa: F401  (what a child runs)
-    from kopt.harness.compile import gpu_target, intercept_launches  # noqa: F401
+    from kopt.harness.compile import _on_fake_tensors, gpu_target
 
     @triton.jit
     def copy(src, dst, n, BLOCK: tl.constexpr):
         offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < n), mask=offsets < n)
 
+    def make_inputs(case: dict, device: str, seed: int) -> tuple:
+        generator = torch.Generator(device=device).manual_seed(seed)
+        return (torch.randn(case["n"] + 1, device=device, generator=generator)[1:],)
+
+    def entry(x: Any) -> Any:
+        out = torch.empty_like(x)
+        copy[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        return out
+
+    _on_fake_tensors(SimpleNamespace(entry=entry, make_inputs=make_inputs), {"n": 256}, gpu_target("sm_90"))
     source = ASTSource(fn=copy, signature={"src": "*fp32", "dst": "*fp32", "n": "i32", "BLOCK": "constexpr"},
                        constexprs={(3,): 64})
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # a cached kernel would skip what is to be loaded
