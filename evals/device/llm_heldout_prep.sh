@@ -86,4 +86,7 @@ for kind in ("create", "update"):
     done = [f"{a['pattern_id']} {a['wins']}/{a['tries']}" for a in actions if a["kind"] == kind]
     print(f"synthesis, {kind}: {len(done)} patterns (wins/tries):", ", ".join(done))
 EOF
-echo "carry [\".camp/heldout\"]: $(du -sh "$CAMP" | cut -f1) (+ the tree; a call carries 64 MiB in all)"
+# a call sends the tree (tracked and untracked files git does not ignore) and the carry: 64 MiB in all
+TREE=$(cd "$MAIN" && { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 cat 2> /dev/null | wc -c)
+CARRY=$(tar cf - -C "$MAIN" .camp/heldout | wc -c)
+echo "a call sends $(( (TREE + CARRY) >> 20 )) MiB: tree $(( TREE >> 20 )) MiB, carry [\".camp/heldout\"] $(( CARRY >> 20 )) MiB (limit 64)"
