@@ -2,16 +2,21 @@
 on the Triton CPU interpreter, on its SMALL_CASES and on shrunken copies of its HELD_OUT shapes, and
 every task file carries the metadata a campaign needs (family, 5 GPU cases with odd sizes, roofline).
 
-Each operator runs in its own child process (this file, run as a script) with TRITON_INTERPRET=1,
-two at a time, so one bad kernel cannot poison the others."""
+Two child processes (this file, run as a script, with TRITON_INTERPRET=1) check the operators, each taking the next
+unchecked one when it is done, so the two stay busy whatever each operator costs (two fixed halves left one child
+with twice the other's work); one bad kernel cannot poison the others: a child that crashes or hangs fails the
+operator it was on, and a fresh child goes on with the rest."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,7 +27,8 @@ OPS = sorted(p.stem for p in SUITE.glob("*.py") if not p.name.startswith("_"))
 FAMILIES = {"elementwise", "reduction", "norm", "softmax", "matmul", "attention", "conv", "scan", "gather",
             "scatter", "transpose", "pooling", "quant", "histogram", "loss", "misc"}
 REQUIRED_FAMILIES = FAMILIES  # the suite must cover every family at least once
-CHILD_TIMEOUT_S = 600  # for a whole chunk of operators; one operator alone gets a fifth
+CHILDREN = 2
+OP_TIMEOUT_S = 300  # one operator on the interpreter (the slowest takes ~10 s of CPU); a child over it is killed
 MAX_SMALL_PRODUCT = 50_000
 
 
@@ -131,36 +137,80 @@ def _check_op(name: str) -> dict:
     return {"op": name, "family": getattr(task.module, "FAMILY", None), "errors": errors}
 
 
-def _run_child(names: list[str], timeout_s: float) -> dict[str, dict]:
-    """Check `names` in one child (one torch/triton import for all); returns the results it printed."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    try:
-        proc = subprocess.run([sys.executable, __file__, *names], capture_output=True, text=True,
-                              timeout=timeout_s, env=env)
-        stdout, why = proc.stdout, f"child exited {proc.returncode}: {proc.stderr.strip()[-1500:]}"
-    except subprocess.TimeoutExpired as exc:
-        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        why = f"timed out after {timeout_s:.0f}s"
-    results = {r["op"]: r for r in map(json.loads, (ln for ln in stdout.splitlines() if ln.startswith("{")))}
-    if len(names) == 1 and names[0] not in results:
-        results[names[0]] = {"op": names[0], "errors": [why]}
-    return results
+class Child:
+    """A checker process that reads operator names on stdin and prints each one's result (one torch/triton import
+    for all); its stderr goes to a file, read only when it fails."""
+
+    def __init__(self):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True, env=dict(os.environ, TRITON_INTERPRET="1"))
+
+    def check(self, name: str) -> dict | None:
+        """`name`'s result; None when the child died, or was killed after OP_TIMEOUT_S on it."""
+        timer = threading.Timer(OP_TIMEOUT_S, self.proc.kill)
+        timer.start()
+        try:
+            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.flush()
+            for line in self.proc.stdout:
+                if line.startswith("{"):
+                    return json.loads(line)
+        except OSError:  # the child is gone
+            pass
+        finally:
+            timer.cancel()
+        return None
+
+    def failure(self, name: str) -> dict:
+        """The error of the operator the child failed on (it is ended, if it was not)."""
+        self.proc.kill()
+        self.proc.wait()
+        self.stderr.seek(0)
+        why = self.stderr.read().decode(errors="replace").strip()[-1500:]
+        self.stderr.close()
+        killed = f" (killed after {OP_TIMEOUT_S} s)" if self.proc.returncode == -9 else ""
+        return {"op": name, "errors": [f"child exited {self.proc.returncode}{killed}: {why}"]}
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.stderr.close()
 
 
-def _run_chunk(names: list[str]) -> dict[str, dict]:
-    """A chunk in one child; operators it never reported (a crash, a hang) are rerun one per child."""
-    results = _run_child(names, CHILD_TIMEOUT_S)
+def _check_all(names: list[str]) -> dict[str, dict]:
+    """Every operator's result, from CHILDREN children that each take the next unchecked name when done."""
+    todo: queue.SimpleQueue[str] = queue.SimpleQueue()
     for name in names:
-        if name not in results:
-            results.update(_run_child([name], CHILD_TIMEOUT_S / 5))
+        todo.put(name)
+    results: dict[str, dict] = {}
+
+    def drain() -> None:
+        child = None
+        try:
+            while True:
+                try:
+                    name = todo.get_nowait()
+                except queue.Empty:
+                    return
+                child = child or Child()
+                result = child.check(name)
+                if result is None:
+                    result, child = child.failure(name), None
+                results[name] = result
+        finally:
+            if child is not None:
+                child.close()
+
+    with ThreadPoolExecutor(max_workers=CHILDREN) as pool:
+        for done in [pool.submit(drain) for _ in range(CHILDREN)]:
+            done.result()
     return results
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, dict]:
-    chunks = [OPS[i::2] for i in range(2)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return {op: r for part in pool.map(_run_chunk, chunks) for op, r in part.items()}
+    return _check_all(OPS)
 
 
 def test_suite_is_large_and_covers_every_family(results):
@@ -187,5 +237,5 @@ def test_a_wrong_kernel_is_caught(tmp_path):
 
 
 if __name__ == "__main__":
-    for op_name in sys.argv[1:]:
-        print(json.dumps(check_op(op_name)), flush=True)
+    for op_name in sys.stdin:
+        print(json.dumps(check_op(op_name.strip())), flush=True)
