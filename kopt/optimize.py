@@ -295,7 +295,8 @@ class Optimizer:
         for hyp in self.hypotheses(diag.findings, tried, failed, l1_view(current.read_text())[0]):
             if hyp.recipe is None:
                 state = self.llm_state(diag.findings, self.store.put_json(diag.to_dict()), levels, reached, t0, skipped)
-                self.llm_round(n, rounds, best, current.read_text(), diag.findings, state, t0)
+                self.llm_round(n, rounds, best, current.read_text(), diag.findings, state, t0,
+                               case_facts=self.case_facts(diag, best))
                 return None
             candidate = self.propose(hyp, current.read_text(), skipped)
             if candidate is None:
@@ -411,10 +412,12 @@ class Optimizer:
                          proposal.summary)
 
     def llm_round(self, n: int, rounds: list[Round], best: Round | None, source: str, findings: list[Finding],
-                  state: dict[str, Any], t0: float, request: dict[str, Any] | None = None) -> None:
+                  state: dict[str, Any], t0: float, request: dict[str, Any] | None = None,
+                  case_facts: list[str] | None = None) -> None:
         """One LLM request, its candidate validated and timed, committed as round n. `request`: the pending one
-        to ask again (a resumed run); otherwise the prompt is built for the run's grounding. ExchangeWaiting
-        passes through, after the request and `state` are recorded."""
+        to ask again (a resumed run); otherwise the prompt is built for the run's grounding (`case_facts`: the
+        diagnosis' per-case launch lines, full grounding only). ExchangeWaiting passes through, after the request
+        and `state` are recorded."""
         from kopt.rewrite.llm import LLMProposer, build_prompt, chat_messages
 
         if self.llm is None:
@@ -426,7 +429,7 @@ class Optimizer:
             patterns = {f.id: [self.catalog[p] for p in f.patterns if p in self.catalog] for f in findings}
             grounded = self.grounding == "full"
             prompt = build_prompt(source, self.performance(best), history, findings if grounded else None,
-                                  patterns if grounded else None)
+                                  patterns if grounded else None, case_facts if grounded else None)
             messages = chat_messages(prompt)
         else:
             messages = request["messages"]
@@ -449,6 +452,17 @@ class Optimizer:
             result = self.evaluate(n, candidate, best)
         self.commit(n, None, candidate, result, best, evidence, state["levels"], state["reached"], state["skipped"],
                     t0 - state["diagnosis_s"] if request is not None else t0, state["finding_ids"])
+
+    def case_facts(self, diag: Any, best: Round | None) -> list[str] | None:
+        """The diagnosis' launches per case, each beside its measured roofline fraction, for the full prompt."""
+        from kopt.diagnose.launch_facts import case_lines
+
+        if diag.launch_facts is None:
+            return None
+        perf = self.performance(best)
+        roofline = {i: c["roofline"] for i, c in enumerate(perf["cases"]) if c.get("roofline")} \
+            if perf.get("available") else None
+        return case_lines(diag.launch_facts, roofline)
 
     def performance(self, best: Round | None) -> dict[str, Any]:
         """The current best version's time and roofline fraction per case, for the prompt (both groundings)."""

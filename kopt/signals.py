@@ -37,7 +37,7 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
     SignalSpec("fp32_dot_ieee", "tl.dot with input_precision='ieee' or allow_tf32=False", "fp32_dot_ieee", 0.9,
                "the operands are fp32 and the tolerance allows tf32 (or tf32x3)"),
     SignalSpec("scalar_loop", "a loop over elements doing scalar tl.load per iteration", "scalar_loop", 0.85),
-    SignalSpec("int64_offsets", "offsets cast to tl.int64", "int64_indexing", 0.5,
+    SignalSpec("int64_offsets", "offsets cast to tl.int64", "int64_indexing", 0.3,  # a few integer ops per access
                "every offset stays below 2**31 for all cases"),
     SignalSpec("modulo_offsets", "% or // applied to tl.arange-derived offsets", "modulo_indexing", 0.6,
                "the modulo/division is an index decomposition, not needed for wrap-around semantics"),

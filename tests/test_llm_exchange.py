@@ -218,6 +218,7 @@ def test_grounding_full_shows_the_diagnosis_as_evidence_and_none_runs_no_diagnos
     fu, nu = f["messages"][1]["content"], n["messages"][1]["content"]
     assert "## kopt's diagnosis (evidence to weigh, not an order)" in fu and "may disagree" in fu
     assert re.search(r"### 1\. untuned_config \(L1, confidence 0\.\d\d\)", fu) and "evidence [L1" in fu
+    assert fu.index("### Per case") < fu.index("### 1. ") and "add_kernel grid" in fu  # launch facts lead
     for text in (fu, nu):
         assert "def add_kernel" in text and "## Measured on this version" in text and "## Your reply" in text
     assert "untuned_config" not in nu and "evidence" not in nu and "pattern" not in nu

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kopt.config import Settings
+from kopt.diagnose.launch_facts import kernel_shares
 from kopt.diagnose.targets import TARGETS, target_for
 from kopt.errors import CompileError, KoptError
 from kopt.vocabulary import LEVELS, Evidence, Finding
@@ -29,6 +30,8 @@ WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
 UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks just below the grounded findings
 NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
+SIDE_KERNEL_SHARE = 0.1  # a kernel touching less than this share of the task's tensor bytes is a side kernel
+SIDE_KERNEL_FLOOR = 0.3  # ... and its findings keep at least this share of their confidence
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
 LEVEL_STATUSES = ("used", "not_needed", "skipped", "unavailable")  # what became of a level in one diagnosis
 
@@ -49,6 +52,7 @@ class Diagnosis:
     findings: list[Finding] = field(default_factory=list)
     levels: list[LevelRun] = field(default_factory=list)
     l3: Any = None  # the L3Report, for `kopt ask` (facts per source line)
+    launch_facts: Any = None  # launch_facts.LaunchFacts: every case's launches (the LLM prompt shows them per case)
 
     @property
     def root_cause(self) -> Finding | None:
@@ -75,6 +79,31 @@ def explained_by(width_findings: list[Finding], causes: list[Finding]) -> list[F
             f.confidence = round(f.confidence * 0.5, 2)
             f.message += f" (secondary: {deeper[0].id} makes these accesses narrow whatever their alignment)"
     return width_findings
+
+
+def finding_kernel(finding: Finding, kernels: Iterable[str]) -> str | None:
+    """The kernel a finding is about: its evidence names it, or its message starts with it."""
+    named = next((e.data["kernel"] for e in finding.evidence if isinstance(e.data, dict) and e.data.get("kernel")), None)
+    head = finding.message.split(":", 1)[0]
+    return named or (head if head in kernels else None)
+
+
+def on_side_kernel(finding: Finding, shares: dict[str, float]) -> Finding:
+    """A finding about a kernel that touches a few percent of the task's bytes (a finalize, scan or pad step beside
+    the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little."""
+    kernel = finding_kernel(finding, shares)
+    share = shares.get(kernel, 1.0) if kernel and len(shares) > 1 else 1.0
+    if share < SIDE_KERNEL_SHARE:
+        finding.confidence = round(finding.confidence * max(SIDE_KERNEL_FLOOR, share / SIDE_KERNEL_SHARE), 2)
+        finding.message += f" (side kernel: {kernel}'s launches touch {share:.1%} of the task's tensor bytes)"
+    return finding
+
+
+def transpose_is_view(finding: Finding, report: Any, path: Path) -> bool:
+    """An L1 transpose_before_dot whose dot compiled to wgmma: wgmma reads the operand from shared memory, where
+    tl.trans is a descriptor view, so no register shuffle is left to remove (TTGIR: ttg.memdesc_trans)."""
+    return any(fact.get("kind") == "dot" and str(fact.get("lowering", "")).startswith("wgmma")
+               for line in finding.kernel_lines for fact in report.facts_at(line, str(path)))
 
 
 def for_target(catalog: list, family: str) -> list:
@@ -203,7 +232,8 @@ class _Run:
                started: float | None = None) -> None:
         self.diag.levels.append(LevelRun(level, status, reason, len(findings or []),
                                          round(time.perf_counter() - started, 2) if started else 0.0))
-        self.found += findings or []
+        shares = kernel_shares(self.launch_facts) if self.launch_facts is not None and level != "L4" else {}
+        self.found += [on_side_kernel(f, shares) for f in findings or []]  # L4 explains L3's, already weighed
 
     def deep_enough(self, done: str) -> str | None:
         """Why to stop after level `done`, or None to go on."""
@@ -288,6 +318,10 @@ class _Run:
             if f.level == "L1" and f.id == "modulo_indexing" and f.id not in confirmed:
                 f.confidence = round(f.confidence * 0.5, 2)  # the compiled loads kept their width despite the %
                 f.message += " (not confirmed at L3: no load/store the modulo feeds is narrower than 16 B)"
+            if f.level == "L1" and f.id == "transpose_before_dot" and transpose_is_view(f, report, self.path):
+                f.confidence = round(f.confidence * 0.5, 2)
+                f.message += (" (at L3 the dot is a wgmma, which reads operands from shared memory: the transpose is "
+                              "a shared-memory view, not a register shuffle)")
         if self.launch_facts is not None and report.kernels:
             from kopt.diagnose.launch_facts import tail_findings
 
@@ -365,6 +399,7 @@ class _Run:
                     f.confidence = UNCOMPILED_WIDTH
                     f.message += " (not compiled: the access widths are unconfirmed)"
         self.diag.findings = merge(self.found, self.failed)
+        self.diag.launch_facts = self.launch_facts
         return self.diag
 
 

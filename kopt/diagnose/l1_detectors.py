@@ -57,7 +57,7 @@ def _small_block(s: KernelScan) -> list[Signal]:
     is_dot = "dot" in s.ops
     if not is_dot:
         tile = s.tile_elements()
-        if tile is None or tile >= SMALL_1D:
+        if tile is None or tile >= SMALL_1D or not s.sized():  # ROWS=1 beside a run-time BLOCK_N is no small tile
             return []
     out = []
     for size, name, line in s.aranges():

@@ -260,6 +260,10 @@ class KernelScan:
                 out.append((end - start, name, call.lineno))
         return out
 
+    def sized(self) -> bool:
+        """Whether every tl.arange's bounds are known: a block chosen at run time leaves the tile's size unknown."""
+        return len(self.aranges()) == sum(1 for call in self.tl_calls("arange") if len(call.args) == 2)
+
     def tile_elements(self) -> int | None:
         sizes = {}
         for size, name, line in self.aranges():

@@ -33,6 +33,7 @@ TINY_PROGRAMS_CONFIDENCE = 0.65
 TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
 TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
+CASE_LAUNCHES = 4  # launches named per case in case_lines
 
 
 @dataclass
@@ -68,6 +69,42 @@ class LaunchFacts:
     cases: list[dict] = field(default_factory=list)
     skipped: dict[int, str] = field(default_factory=dict)  # case -> why no launch was captured
     sms: int = DEFAULT_SMS
+
+
+def kernel_shares(facts: LaunchFacts) -> dict[str, float]:
+    """Each kernel's share of the tensor bytes that every launch of every case touches: a finalize, scan or
+    reduce kernel over a small workspace beside the main pass moves a few percent, whatever its code looks like."""
+    total = sum(l.tensor_bytes for l in facts.launches)
+    shares: dict[str, float] = {}
+    for l in facts.launches:
+        shares[l.kernel] = shares.get(l.kernel, 0.0) + (l.tensor_bytes / total if total else 0.0)
+    return shares if total else {}
+
+
+def case_lines(facts: LaunchFacts, roofline: dict[int, float] | None = None) -> list[str]:
+    """Per case, what its launches look like: grid, programs per SM and the address/mask arguments Triton cannot
+    prove 16-divisible (those accesses go narrow), beside the case's measured roofline fraction when known; then
+    each kernel's share of the bytes when there are several."""
+    lines = []
+    for index in range(len(facts.cases)):
+        launches = [l for l in facts.launches if l.case == index]
+        if not launches:
+            why = facts.skipped.get(index)
+            lines.append(f"- {_case_label(facts, index)}: not captured{f' ({why})' if why else ''}")
+            continue
+        roof = f"{roofline[index]:.0%} of roofline; " if roofline and index in roofline else ""
+        parts = []
+        for l in launches[:CASE_LAUNCHES]:
+            odd = l.misaligned()
+            parts.append(f"{l.kernel} grid {l.programs} ({l.programs / facts.sms:.1f}/SM)"
+                         + (f", not 16-divisible: {', '.join(odd)}" if odd else ""))
+        more = f"; {len(launches) - CASE_LAUNCHES} more launches" if len(launches) > CASE_LAUNCHES else ""
+        lines.append(f"- {_case_label(facts, index)}: {roof}{'; '.join(parts)}{more}")
+    shares = kernel_shares(facts)
+    if len(shares) > 1:
+        lines.append("- each kernel's share of the tensor bytes all launches touch: " + ", ".join(
+            f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1])))
+    return lines
 
 
 def sm_count(target: str | None) -> int:

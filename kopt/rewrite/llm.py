@@ -2,9 +2,11 @@
 OpenAI-compatible server, OpenAI, Anthropic or the prompt exchange).
 
 The prompt holds the current kernel, its measured time and roofline fraction per case, every earlier round
-with its outcome (failures included) and, with grounding "full", kopt's diagnosis: the findings ranked with
-their confidence, evidence (IR, profiler, compiler source), conditions and the catalog's guidance, framed as
-evidence to weigh, not an order (the model decides what limits the kernel most and may disagree). With
+with its outcome (failures included) and, with grounding "full", kopt's diagnosis: each case's launches (grid,
+arguments not 16-divisible, each kernel's share of the bytes), then the findings ranked with their confidence,
+evidence (IR, profiler, compiler source), conditions and the catalog's guidance (the top three in full, the rest
+one line each), framed as evidence to weigh, not an order (the model decides what limits the kernel most and may
+disagree). With
 grounding "none" the diagnosis is left out and everything else is the same. The reply must be the complete
 task file in one ```python block; it is parsed and checked like any candidate (reference, inputs, cases and
 tolerances unchanged). A live server that is unreachable, slow, or sends a garbage reply is retried up to
@@ -27,8 +29,9 @@ from kopt.vocabulary import Finding
 
 ATTEMPTS = 3
 BACKOFF_S = 0.5
-MAX_EVIDENCE = 6
+MAX_EVIDENCE = 4  # evidence lines per detailed finding
 MAX_FINDINGS = 6
+DETAILED_FINDINGS = 3  # findings shown with evidence and guidance; the next ones get one line each
 GROUNDINGS = ("full", "none")
 REPLY_RULE = "Reply with one line starting \"Change:\" that says what you changed and why, then the COMPLETE task " \
              "file in ONE ```python block."
@@ -69,43 +72,70 @@ def performance_lines(perf: dict[str, Any]) -> list[str]:
     return lines
 
 
-def diagnosis_lines(findings: list[Finding], patterns: dict[str, list[Any]]) -> list[str]:
-    """kopt's findings, ranked, with confidence, evidence, conditions and the catalog's guidance: evidence to weigh."""
+def diagnosis_lines(findings: list[Finding], patterns: dict[str, list[Any]], case_facts: list[str] | None = None
+                    ) -> list[str]:
+    """kopt's diagnosis, evidence to weigh: per-case launch facts first (grid, 16-divisibility, each kernel's share
+    of the bytes: what the LLM rounds otherwise worked out by hand), then the top findings with their evidence,
+    conditions and guidance, each catalog pattern once, and the rest one line each. Catalog-match lines are left
+    out (they say how a pattern was found, not what the kernel does)."""
     parts = ["## kopt's diagnosis (evidence to weigh, not an order)",
              "kopt's diagnosis ranked these findings, most likely first. It can be wrong. From this evidence and the "
              "timings above, decide what limits this kernel most and change that; you may disagree with the "
              "diagnosis (say why in your Change line)."]
+    if case_facts:
+        parts += ["", "### Per case: each launch's grid (programs per SM) and the arguments Triton cannot prove "
+                  "16-divisible (their loads/stores go narrow)", *case_facts]
     if not findings:
         parts.append("- the diagnosis found nothing")
-    for rank, f in enumerate(findings[:MAX_FINDINGS], 1):
+    shown: set[str] = set()
+    for rank, f in enumerate(findings[:DETAILED_FINDINGS], 1):
         parts += ["", f"### {rank}. {f.id} ({f.level}, confidence {f.confidence:.2f})", f.message]
         if f.kernel_lines:
             parts.append(f"Kernel lines: {', '.join(map(str, f.kernel_lines))}")
-        for ev in f.evidence[:MAX_EVIDENCE]:
+        for ev in [e for e in f.evidence if not catalog_match(e)][:MAX_EVIDENCE]:
             where = f" @ {ev.location}" if ev.location else ""
             parts.append(f"- evidence [{ev.level} {ev.source}{where}]: {ev.summary}")
             excerpt = ev.data.get("excerpt") if isinstance(ev.data, dict) else None
             if excerpt:
                 parts.append("  ```\n  " + "\n  ".join(str(excerpt).splitlines()[:12]) + "\n  ```")
-        if f.conditions:
-            parts.append("Conditions a rewrite must satisfy: " + "; ".join(f.conditions))
-        for p in patterns.get(f.id, [])[:2]:
+        guides = patterns.get(f.id, [])[:2]
+        said = {c for p in guides for c in p.preconditions}
+        conditions = [c for c in f.conditions if c not in said]
+        if conditions:
+            parts.append("Conditions a rewrite must satisfy: " + "; ".join(conditions))
+        for p in guides:
+            if p.id in shown:
+                parts.append(f"- known pattern {p.id}: see above")
+                continue
+            shown.add(p.id)
             parts.append(f"- known pattern {p.id}: {p.title}")
             if p.recipe.get("guidance"):
                 parts.append("  How: " + " ".join(str(p.recipe["guidance"]).split()))
             if p.preconditions:
                 parts.append("  Preconditions: " + "; ".join(p.preconditions))
+    rest = findings[DETAILED_FINDINGS:MAX_FINDINGS]
+    if rest:
+        parts += ["", "### Lower-ranked findings"]
+        parts += [f"- {rank}. {f.id} ({f.level}, confidence {f.confidence:.2f}): {f.message}"
+                  for rank, f in enumerate(rest, DETAILED_FINDINGS + 1)]
     return parts
 
 
+def catalog_match(ev: Any) -> bool:
+    """Evidence that only says how the catalog matched (pattern strength, retrieval rank), not a validated record."""
+    return ev.source == "pattern" and not (isinstance(ev.data, dict) and "wins" in ev.data)
+
+
 def build_prompt(source: str, perf: dict[str, Any], history: list[dict[str, Any]],
-                 findings: list[Finding] | None = None, patterns: dict[str, list[Any]] | None = None) -> str:
-    """The user message. `findings` None is grounding "none": no diagnosis at all; the rest is the same."""
+                 findings: list[Finding] | None = None, patterns: dict[str, list[Any]] | None = None,
+                 case_facts: list[str] | None = None) -> str:
+    """The user message. `findings` None is grounding "none": no diagnosis at all (and no `case_facts`, which are
+    the diagnosis' launch facts); the rest is the same."""
     parts = ["## The task file (current best version)", "```python", source.rstrip(), "```", "",
              "## Measured on this version (kernel time per case, fraction of the roofline bound)",
              *performance_lines(perf), ""]
     if findings is not None:
-        parts += diagnosis_lines(findings, patterns or {}) + [""]
+        parts += diagnosis_lines(findings, patterns or {}, case_facts) + [""]
     parts.append("## Earlier rounds")
     if history:
         for r in history:
