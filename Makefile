@@ -19,11 +19,11 @@ setup: bubblewrap $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory bubblewrap
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -c 'import torch' 2>/dev/null || { echo "== installing torch 2.13 (CPU build, ~200 MB): a few minutes"; \
+	@test -x $(PY) || { echo "== creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@$(PY) -c 'import torch' 2>/dev/null || { echo "== installing torch 2.13 (CPU build, ~200 MB): a few minutes, quiet while pip unpacks"; \
 	  $(PY) -m pip install torch==2.13.0; }
-	@echo "== installing kopt and its dependencies into $(VENV) (triton, sentence-transformers, qdrant, llama-index, ray): several minutes"
-	$(PY) -m pip install -e '.[test,ray]'   # ray: optional for users, tested here (campaign --ray)
+	@echo "== installing kopt and its dependencies into $(VENV) (triton, sentence-transformers, qdrant, llama-index, ray): several minutes, quiet while pip unpacks"
+	@$(PY) -m pip install -e '.[test,ray]'   # ray: optional for users, tested here (campaign --ray)
 	@touch $@
 
 # The sandbox for user code (kopt/harness/containment.py) uses bubblewrap when present: installed here when
@@ -42,7 +42,7 @@ chromium:
 	    echo "note: chromium could not be installed; the HTML report's screenshot test will skip"; }
 
 demo: $(STAMP)
-	KOPT_DEMO=1 bash evals/demo.sh $(KOPT) $(PY)
+	@bash evals/demo.sh $(KOPT) $(PY)
 
 test: $(STAMP) chromium
 	$(KOPT) toolchain add ascend

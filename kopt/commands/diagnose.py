@@ -26,11 +26,14 @@ def diagnose_cmd(task: Path, level: str, no_gpu: bool, case: int | None, failed:
 
     Exit status: 0 diagnosed; 1 the task could not be compiled (the findings that could still be made are
     printed) or could not be loaded."""
+    from kopt.commands.knowledge import steps
     from kopt.config import load_settings
     from kopt.diagnose.escalate import diagnose
 
     settings = load_settings(target=target)
-    diag = diagnose(task, level=level, gpu=not no_gpu, case=case, failed=failed, settings=settings)
+    with steps(not as_json) as step:  # the report comes at the end: until then a spinner says kopt is at work
+        step(f"diagnosing {task.name}: L1 -> L4, as deep as the evidence needs")
+        diag = diagnose(task, level=level, gpu=not no_gpu, case=case, failed=failed, settings=settings)
     broken = next((f for f in diag.findings if f.id == "compile_failure"), None)
     error = f"{task} does not compile: {broken.message}" if broken else None
     if as_json:

@@ -101,7 +101,10 @@ def index_section(settings: Settings) -> dict[str, Any]:
     finally:
         index.close()
     path = Path(settings.index_path)
-    size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0
+    # What it takes on disk: generations share files through hard links and segments are sparse, so summing each
+    # file's size said gigabytes for an index of megabytes.
+    files = {(st.st_dev, st.st_ino): st.st_blocks * 512 for st in (f.stat() for f in path.rglob("*") if f.is_file())}
+    size = sum(files.values())
     return {"where": where, "corpora": corpora, "bytes": size}
 
 
@@ -208,7 +211,7 @@ def _say(report: dict[str, Any], problems: list[str]) -> None:
             click.echo(f"  {key} = {s['value']} (from {s['from']})")
     index = report.get("index", {})
     if "corpora" in index:
-        click.echo(f"index: {index['where']}, {index['bytes'] / 1e6:.1f} MB, "
+        click.echo(f"index: {index['where']}, {index['bytes'] / 1e6:.1f} MB on disk, "
                    f"{len(index['corpora'])} corpora" + ("" if index["corpora"] else " (run `kopt ingest triton-pkg`)"))
         for c in index["corpora"]:
             click.echo(f"  {c['name']}@{c['version']}: {c['points']} points ({c['collection']})")
