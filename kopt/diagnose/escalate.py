@@ -30,7 +30,7 @@ WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
 UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks just below the grounded findings
 NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
-SIDE_KERNEL_SHARE = 0.1  # a kernel touching less than this share of the task's tensor bytes is a side kernel
+SIDE_KERNEL_SHARE = 0.1  # a kernel with less than this share of the task's estimated memory time is a side kernel
 SIDE_KERNEL_FLOOR = 0.3  # ... and its findings keep at least this share of their confidence
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
 LEVEL_STATUSES = ("used", "not_needed", "skipped", "unavailable")  # what became of a level in one diagnosis
@@ -89,13 +89,13 @@ def finding_kernel(finding: Finding, kernels: Iterable[str]) -> str | None:
 
 
 def on_side_kernel(finding: Finding, shares: dict[str, float]) -> Finding:
-    """A finding about a kernel that touches a few percent of the task's bytes (a finalize, scan or pad step beside
-    the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little."""
+    """A finding about a kernel with a few percent of the task's estimated memory time (a finalize or reduce step
+    beside the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little."""
     kernel = finding_kernel(finding, shares)
     share = shares.get(kernel, 1.0) if kernel and len(shares) > 1 else 1.0
     if share < SIDE_KERNEL_SHARE:
         finding.confidence = round(finding.confidence * max(SIDE_KERNEL_FLOOR, share / SIDE_KERNEL_SHARE), 2)
-        finding.message += f" (side kernel: {kernel}'s launches touch {share:.1%} of the task's tensor bytes)"
+        finding.message += f" (side kernel: {kernel} has ~{share:.1%} of the task's estimated memory time)"
     return finding
 
 

@@ -72,13 +72,14 @@ class LaunchFacts:
 
 
 def kernel_shares(facts: LaunchFacts) -> dict[str, float]:
-    """Each kernel's share of the tensor bytes that every launch of every case touches: a finalize, scan or
-    reduce kernel over a small workspace beside the main pass moves a few percent, whatever its code looks like."""
-    total = sum(l.tensor_bytes for l in facts.launches)
-    shares: dict[str, float] = {}
+    """Each kernel's share of the task's memory time, estimated per launch as its tensor bytes over the fraction of
+    the SMs its grid fills: a finalize or reduce kernel over a small workspace beside the main pass is a few
+    percent, while a one-program scan is not (it streams its few bytes through one SM)."""
+    cost: dict[str, float] = {}
     for l in facts.launches:
-        shares[l.kernel] = shares.get(l.kernel, 0.0) + (l.tensor_bytes / total if total else 0.0)
-    return shares if total else {}
+        cost[l.kernel] = cost.get(l.kernel, 0.0) + l.tensor_bytes / min(1.0, max(1, l.programs) / facts.sms)
+    total = sum(cost.values())
+    return {k: c / total for k, c in cost.items()} if total else {}
 
 
 def case_lines(facts: LaunchFacts, roofline: dict[int, float] | None = None) -> list[str]:
@@ -102,7 +103,8 @@ def case_lines(facts: LaunchFacts, roofline: dict[int, float] | None = None) -> 
         lines.append(f"- {_case_label(facts, index)}: {roof}{'; '.join(parts)}{more}")
     shares = kernel_shares(facts)
     if len(shares) > 1:
-        lines.append("- each kernel's share of the tensor bytes all launches touch: " + ", ".join(
+        lines.append("- each kernel's share of the memory time (tensor bytes over the share of SMs its grid fills): "
+                     + ", ".join(
             f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1])))
     return lines
 
