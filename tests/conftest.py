@@ -6,8 +6,6 @@ by `make test` under the real KOPT_HOME) is shared through a link.
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -212,12 +210,16 @@ def llm_server():
         server.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def patterns_index_env(tmp_path_factory) -> dict[str, str]:
-    """The environment of a private KOPT_HOME with the pattern catalog ingested (the smallest real index)."""
+    """The environment of a private KOPT_HOME with the pattern catalog ingested (the smallest real index); built once
+    for the session, in this process (what `kopt ingest patterns` runs; the embedding model is often loaded here
+    already), since its users (the MCP tests) only read it."""
+    from kopt.config import Settings
+    from kopt.ingest import ingest_corpus
+
     home = tmp_path_factory.mktemp("kopt-home")
-    env = {**os.environ, "KOPT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    kopt = str(Path(sys.executable).with_name("kopt"))
-    done = subprocess.run([kopt, "ingest", "patterns", "--json"], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return env
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KOPT_HOME", str(home))  # the vector cache's home
+        ingest_corpus("patterns", Settings(index_path=home / "index"), progress=False)
+    return {**os.environ, "KOPT_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}

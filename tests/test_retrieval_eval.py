@@ -188,16 +188,20 @@ def _kopt(*args, env, cwd):
     return subprocess.run([sys.executable, "-m", "kopt.cli", *args], capture_output=True, text=True, env=env, cwd=cwd)
 
 
-def test_cli_end_to_end_on_real_index(tmp_path):
-    """Ingest three patterns into a fresh index, then score a question whose answer is known."""
+def test_cli_end_to_end_on_real_index(tmp_path, monkeypatch):
+    """Ingest three patterns into a fresh index (in this process, where the embedding model is likely loaded
+    already), then score a question whose answer is known with the CLI."""
+    from kopt.config import Settings
+    from kopt.ingest import ingest_corpus
+
     env = {**os.environ, "KOPT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
     patterns = tmp_path / "patterns"  # a small catalog keeps embedding time down
     patterns.mkdir()
     for name in ("grouped_program_order", "persistent_grid", "tf32_dot"):
         source = REPO / "corpora" / "patterns" / f"{name}.yaml"
         (patterns / source.name).write_text(source.read_text())
-    ingest = _kopt("ingest", "patterns", "--path", str(patterns), env=env, cwd=tmp_path)
-    assert ingest.returncode == 0, ingest.stderr
+    monkeypatch.setenv("KOPT_HOME", env["KOPT_HOME"])  # the vector cache's home
+    ingest_corpus("patterns", Settings(index_path=tmp_path / "home" / "index"), path=patterns, progress=False)
     gold = tmp_path / "gold.yaml"
     gold.write_text(yaml.safe_dump({"questions": [
         {"id": "swizzle", "question": "grouped_program_order swizzled program order for L2 reuse", "category": "option",
