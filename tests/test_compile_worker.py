@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kopt.errors import KoptError
 from kopt.harness import containment
 from kopt.harness.compile import compile_sandboxed
 from kopt.harness.compile_worker import compile_outcome
@@ -195,6 +196,20 @@ def test_kopt_compiles_cold_when_workers_are_off_or_the_worker_is_gone(folder, m
     assert _marked() == []
     outcome = _good(folder)
     assert json.dumps(outcome["result"]).count("add_kernel") >= 1 and _worker_pid() is not None
+
+
+def test_the_worker_captures_launches_on_fake_tensors(folder, monkeypatch):
+    """The worker loads FakeTensorMode at start, so its children capture a task's launches on fake tensors (no
+    storage to fill); a cold compile, which has not loaded it, runs the entry on real inputs as before."""
+    path = folder / "fake_only.py"
+    path.write_text((ROOT / "examples" / "vector_add.py").read_text().replace(
+        "def make_inputs(case, device, seed):\n",
+        "def make_inputs(case, device, seed):\n    assert type(torch.empty(1)).__name__ == 'FakeTensor', 'real inputs'\n"))
+    outcome = _ask(path)
+    assert outcome and outcome["ok"], outcome
+    monkeypatch.setenv("KOPT_COMPILE_WORKER", "0")
+    with pytest.raises(KoptError, match="real inputs"):
+        compile_sandboxed(path, stages=["ptx"])
 
 
 def test_the_workers_address_covers_every_kopt_module_it_runs(tmp_path):

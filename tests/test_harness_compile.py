@@ -184,3 +184,18 @@ def test_a_task_that_reads_its_data_is_captured_on_real_tensors(tmp_path):
     assert _on_fake_tensors(task, task.cases[0], gpu_target("sm_90")) is None
     launches = capture_launches(task, task.cases[0], gpu_target("sm_90"))
     assert [dict(launch.constexprs).popitem()[1] for launch in launches] == [1024, 512]
+
+
+def test_a_cold_process_captures_on_real_tensors():
+    """FakeTensorMode's first use imports torch._dynamo (~1 s): a process that has not loaded it (a cold sandbox,
+    `kopt compile`) captures on real inputs, as before; the compile worker loads it once at start."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from kopt.harness.compile import capture_launches, gpu_target; "
+            "from kopt.task import load_task; task = load_task(Path(sys.argv[1])); "
+            "capture_launches(task, task.cases[0], gpu_target('sm_90')); print('torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples" / "vector_add.py")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]

@@ -134,10 +134,13 @@ def intercept_launches(target) -> Iterator[list[Launch]]:
 
 def capture_launches(task: Task, case: dict, target) -> list[Launch]:
     """Run the task's entry on inputs for `case` and return its distinct kernel launches, in order. Without a GPU,
-    on fake tensors first (_on_fake_tensors); a task that reads tensor data runs on real CPU inputs."""
+    on fake tensors first (_on_fake_tensors) where FakeTensorMode is loaded already (the compile worker loads it
+    at start, diagnosis's launch facts use it): its first use imports torch._dynamo (~1 s), more than a small
+    task's real inputs cost. A task that reads tensor data runs on real CPU inputs."""
     if task.entry is None:
         raise KoptError(f"{task.path}: nothing to compile (a KernelBench module needs ModelNew with Triton kernels)")
-    launches = None if _local_capability() else _on_fake_tensors(task, case, target)
+    fake = not _local_capability() and "torch._dynamo" in sys.modules
+    launches = _on_fake_tensors(task, case, target) if fake else None
     if launches is None:
         launches = _on_real_tensors(task, case, target)
     if not launches:

@@ -247,7 +247,8 @@ def work(requests: int, replies: int) -> None:
 
 def _warm_up() -> None:
     """Load torch, Triton's backend and LLVM now, through a kernel of kopt's own (no task code runs here), and
-    capture its launch on fake tensors as a child captures a task's (FakeTensorMode's first use: ~1 s).
+    capture its launch on fake tensors, which makes the children capture a task's so (FakeTensorMode's first use
+    imports torch._dynamo: ~1 s).
     Without the MLIR dump: Triton opens its stream once per process, and the children open their own."""
     from types import SimpleNamespace
 
