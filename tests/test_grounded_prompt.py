@@ -243,8 +243,20 @@ def test_a_tile_sized_at_run_time_is_no_small_block(row_sum):
     assert [f.message.split(":")[0] for f in small] == ["finalize_kernel"]
 
 
-def test_a_transpose_that_wgmma_reads_from_shared_memory_sinks_at_l3(tmp_path):
-    path = _task(tmp_path, "nt_matmul", NT_MATMUL)
+NT_HELPER = NT_MATMUL.replace("""@triton.jit
+def nt_kernel(""", """@triton.jit
+def _step(acc, a, b):
+    return acc + tl.dot(a, tl.trans(b))
+
+
+@triton.jit
+def nt_kernel(""").replace("acc += tl.dot(a, tl.trans(b))", "acc = _step(acc, a, b)")
+
+
+@pytest.mark.parametrize("source", [NT_MATMUL, NT_HELPER], ids=["in_kernel", "in_inlined_helper"])
+def test_a_transpose_that_wgmma_reads_from_shared_memory_sinks_at_l3(tmp_path, source):
+    assert "tl.trans(b)" in source
+    path = _task(tmp_path, "nt_matmul", source)
     l1 = {f.id: f for f in diagnose(path, level="L1", gpu=False).findings}
     l3 = {f.id: f for f in diagnose(path, level="L3", gpu=False).findings}
     assert "transpose_before_dot" in l1 and "transpose_before_dot" in l3

@@ -101,9 +101,11 @@ def on_side_kernel(finding: Finding, shares: dict[str, float]) -> Finding:
 
 def transpose_is_view(finding: Finding, report: Any, path: Path) -> bool:
     """An L1 transpose_before_dot whose dot compiled to wgmma: wgmma reads the operand from shared memory, where
-    tl.trans is a descriptor view, so no register shuffle is left to remove (TTGIR: ttg.memdesc_trans)."""
-    return any(fact.get("kind") == "dot" and str(fact.get("lowering", "")).startswith("wgmma")
-               for line in finding.kernel_lines for fact in report.facts_at(line, str(path)))
+    tl.trans is a descriptor view, so no register shuffle is left to remove (TTGIR: ttg.memdesc_trans). A dot in
+    an inlined @triton.jit helper is attributed to its call site: then every compiled dot must be a wgmma."""
+    dots = [f for line in finding.kernel_lines for f in report.facts_at(line, str(path)) if f.get("kind") == "dot"]
+    dots = dots or [f for facts in report.lines.values() for f in facts if f.get("kind") == "dot"]
+    return bool(dots) and all(str(f.get("lowering", "")).startswith("wgmma") for f in dots)
 
 
 def for_target(catalog: list, family: str) -> list:
