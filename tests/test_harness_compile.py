@@ -1,13 +1,14 @@
 """AOT compile on a CPU-only machine: the JIT's specialization, sm_90 code, trajectory, cache, errors."""
 
 import json
+import os
 import time
 from pathlib import Path
 
 import pytest
 
 from kopt.errors import CompileError
-from kopt.harness.compile import compile_task, parse_trajectory
+from kopt.harness.compile import compile_sandboxed, compile_task, parse_trajectory
 from kopt.task import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,13 @@ def test_trajectory_names_the_passes_in_order(tmp_path):
     (again,) = _compile(ROOT / "examples" / "softmax.py", tmp_path, trajectory=True)
     assert again.trajectory[0][0] == "Inliner" and "softmax_kernel" in again.trajectory[0][1]
     assert not any("matmul_kernel" in ir for _, ir in again.trajectory)
+    # the dump's variables are gone after the compile: a sandboxed compile started now can write its own dump
+    assert "MLIR_DUMP_PATH" not in os.environ and "MLIR_ENABLE_DUMP" not in os.environ
+    fresh = tmp_path / "fresh.py"  # a kernel no cache holds
+    fresh.write_text((ROOT / "examples" / "vector_add.py").read_text().replace(
+        "    tl.store(", f"    # {tmp_path.name}\n    tl.store(", 1))
+    (sandboxed,) = compile_sandboxed(fresh, trajectory=True)
+    assert sandboxed.trajectory and sandboxed.trajectory[0][0] == "Inliner"
 
 
 def test_parse_trajectory_splits_dump_blocks():

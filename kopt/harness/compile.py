@@ -340,12 +340,14 @@ def _trajectory_dump(enabled: bool) -> Iterator[Path | None]:
 
     Triton opens the MLIR_DUMP_PATH stream once per process (a static in python/src/ir.cc), so one
     path serves the whole process: emptied before each compile, read after (the writer keeps its
-    offset, so a truncated file comes back with a NUL-filled hole in front, which is stripped)."""
+    offset, so a truncated file comes back with a NUL-filled hole in front, which is stripped).
+    The variable is set for the block only: a sandboxed compile started later would inherit a path it
+    cannot write."""
     if not enabled:
         yield None
         return
-    path = Path(os.environ.setdefault("MLIR_DUMP_PATH", str(Path(tempfile.gettempdir()) / f"kopt-mlir-{os.getpid()}.mlir")))
-    env = {"MLIR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1"}
+    path = Path(os.environ.get("MLIR_DUMP_PATH") or Path(tempfile.gettempdir()) / f"kopt-mlir-{os.getpid()}.mlir")
+    env = {"MLIR_DUMP_PATH": str(path), "MLIR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     path.touch()
