@@ -199,8 +199,9 @@ def test_kopt_compiles_cold_when_workers_are_off_or_the_worker_is_gone(folder, m
 
 
 def test_the_worker_captures_launches_on_fake_tensors(folder, monkeypatch):
-    """The worker loads FakeTensorMode at start, so its children capture a task's launches on fake tensors (no
-    storage to fill); a cold compile, which has not loaded it, runs the entry on real inputs as before."""
+    """After its first answer the worker loads FakeTensorMode, so its children capture a task's launches on fake
+    tensors (no storage to fill); a cold compile, which has not loaded it, runs the entry on real inputs."""
+    _good(folder)
     path = folder / "fake_only.py"
     path.write_text((ROOT / "examples" / "vector_add.py").read_text().replace(
         "def make_inputs(case, device, seed):\n",

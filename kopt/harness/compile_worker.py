@@ -237,33 +237,61 @@ def work(requests: int, replies: int) -> None:
     os.environ.pop("TRITON_INTERPRET", None)  # a compile worker compiles: a user's interpreter setting would hide every kernel
     _warm_up()
     _subreaper()
+    fake_tensors = False
     while True:
         try:
             request = json.loads(_receive(requests, None, lambda: True))
         except (OSError, ValueError):
             return
         _send(replies, _in_child(request, (requests, replies)))
+        if not fake_tensors:  # after the first answer: the call that started the worker does not wait for it
+            _load_fake_tensors()
+            fake_tensors = True
 
 
-def _warm_up() -> None:
-    """Load torch, Triton's backend and LLVM now, through a kernel of kopt's own (no task code runs here), and
-    capture its launch on fake tensors, which makes the children capture a task's so (FakeTensorMode's first use
-    imports torch._dynamo: ~1 s).
-    Without the MLIR dump: Triton opens its stream once per process, and the children open their own."""
-    from types import SimpleNamespace
-
-    import torch  # (what a task imports first)
+@functools.cache
+def _copy_kernel() -> Any:
+    """A kernel of kopt's own, for the warm-ups (no task code runs in the worker)."""
     import triton
     import triton.language as tl
-    from triton.compiler import ASTSource
-
-    import kopt.harness.worker  # noqa: F401  (what a child runs)
-    from kopt.harness.compile import _on_fake_tensors, gpu_target
 
     @triton.jit
     def copy(src, dst, n, BLOCK: tl.constexpr):
         offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < n), mask=offsets < n)
+
+    return copy
+
+
+def _warm_up() -> None:
+    """Load torch, Triton's backend and LLVM now, through a kernel of kopt's own.
+    Without the MLIR dump: Triton opens its stream once per process, and the children open their own."""
+    import torch  # noqa: F401  (what a task imports first)
+    import triton
+    from triton.compiler import ASTSource
+
+    import kopt.harness.worker  # noqa: F401  (what a child runs)
+    from kopt.harness.compile import gpu_target
+
+    source = ASTSource(fn=_copy_kernel(), signature={"src": "*fp32", "dst": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                       constexprs={(3,): 64})
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # a cached kernel would skip what is to be loaded
+    try:
+        triton.compile(source, target=gpu_target("sm_90"))
+    finally:
+        del os.environ["TRITON_ALWAYS_COMPILE"]
+
+
+def _load_fake_tensors() -> None:
+    """Capture the kernel's launch on fake tensors, so that the children capture a task's so (~0.02 s instead of
+    making its real inputs: kopt.harness.compile.capture_launches); FakeTensorMode's first use imports
+    torch._dynamo (~1 s)."""
+    from types import SimpleNamespace
+
+    import torch
+    import triton
+
+    from kopt.harness.compile import _on_fake_tensors, gpu_target
 
     def make_inputs(case: dict, device: str, seed: int) -> tuple:
         generator = torch.Generator(device=device).manual_seed(seed)
@@ -271,17 +299,10 @@ def _warm_up() -> None:
 
     def entry(x: Any) -> Any:
         out = torch.empty_like(x)
-        copy[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        _copy_kernel()[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
         return out
 
     _on_fake_tensors(SimpleNamespace(entry=entry, make_inputs=make_inputs), {"n": 256}, gpu_target("sm_90"))
-    source = ASTSource(fn=copy, signature={"src": "*fp32", "dst": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                       constexprs={(3,): 64})
-    os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # a cached kernel would skip what is to be loaded
-    try:
-        triton.compile(source, target=gpu_target("sm_90"))
-    finally:
-        del os.environ["TRITON_ALWAYS_COMPILE"]
 
 
 def _in_child(request: dict[str, Any], pipes: tuple[int, int]) -> bytes:
