@@ -84,7 +84,7 @@ def diagnosis_lines(findings: list[Finding], patterns: dict[str, list[Any]], cas
              "diagnosis (say why in your Change line)."]
     if case_facts:
         parts += ["", "### Per case: each launch's grid (programs per SM) and the arguments Triton cannot prove "
-                  "16-divisible (their loads/stores go narrow)", *case_facts]
+                  "16-divisible (an access whose address or mask uses one is not known 16-byte aligned)", *case_facts]
     if not findings:
         parts.append("- the diagnosis found nothing")
     shown: set[str] = set()
