@@ -38,6 +38,7 @@ SLOW = {
     "test_l3_attribution.py", "test_llm_exchange.py", "test_llm_proposer.py", "test_llm_rerank.py", "test_mcp_fuzz.py",
     "test_mcp_server.py", "test_suite_ops.py", "test_train.py",
     "test_compile_worker.py", "test_worker_concurrency.py",  # a warm worker process each; an index and a pool of 4
+    "test_grounded_prompt.py", "test_compile_env.py",  # real diagnoses through Triton's sm_90 compiler; sandboxed compiles
     # single tests in otherwise fast modules
     "test_campaign.py::test_campaign_resumes_after_kill_9",
     "test_campaign.py::test_campaign_script_runs_phases_side_by_side_and_reports",
