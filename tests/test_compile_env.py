@@ -11,7 +11,6 @@ from kopt.harness.compile import compile_sandboxed
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("worker", ["1", "0"])
 def test_compile_sandboxed_compiles_under_triton_interpret(tmp_path, monkeypatch, worker):
     task = tmp_path / f"vector_add_{worker}.py"
