@@ -9,7 +9,8 @@
 #                    package, as the campaign's full arm had): heldout-curated (curated catalog only) and
 #                    heldout-synth (plus the patterns of `kopt synthesize --store <the campaign's rounds 1-4>
 #                    --no-index --diagnose-parents`, their points upserted into its index)
-#   synthesis.json   that synthesis' --json output (what the with-arm got)
+#   synthesis.json   that synthesis' --json output (taken, with its patterns, from the committed record
+#                    evals/llm/heldout-2026-12-02/synthesis/ when it is there; else run here)
 #   bubblewrap_*.deb the sandbox's bwrap, which the GPU image lacks
 # Steps already done are kept; kopt is pinned at the first run (delete .camp/heldout to start over). About 15-60 min
 # on the shared 2-core box: the synthesis' diagnosis of each parent kernel, the embedding. Knobs: PIN (commit; default
@@ -55,6 +56,11 @@ kopt() { (cd "$BUILD" && PYTHONPATH=$SITE HF_HUB_OFFLINE=1 KOPT_SEARCH_WORKER=0 
 # the synthesis: `kopt synthesize --no-index --diagnose-parents` over the campaign's store in a scratch KOPT_HOME
 # (evals/RESULTS.md, "Synthesis from LLM wins"); its patterns/ is what the with-arm gets
 SYN=$BUILD/synthesis
+RECORD=$MAIN/evals/llm/heldout-2026-12-02/synthesis  # the one the experiment uses, committed: reused when present
+if [ ! -f "$CAMP/synthesis.json" ] && [ -f "$RECORD/synthesize.json" ]; then
+  rm -rf "$SYN" "$CAMP/homes.tar.xz" && mkdir -p "$SYN/patterns" && cp "$RECORD"/*.yaml "$SYN/patterns/" \
+    && cp "$RECORD/synthesize.json" "$CAMP/synthesis.json"
+fi
 if [ ! -f "$CAMP/synthesis.json" ]; then
   rm -rf "$SYN" "$BUILD/store" "$CAMP/homes.tar.xz" && mkdir -p "$SYN" "$BUILD/store" && tar xzf "$STORE" -C "$BUILD/store"
   echo "synthesizing from $STORE"
