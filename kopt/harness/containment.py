@@ -332,13 +332,17 @@ def _cgroup_parents() -> dict[str, Path]:
 
 
 def _can_make_cgroup(parent: Path) -> bool:
+    """Whether a cgroup can be made under `parent`; asked three times: right after a stopped fork bomb a call once
+    found none (so its line named no process limit) where the next call found one."""
     probe = parent / f"kopt-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        probe.rmdir()
-        return True
-    except OSError:
-        return False
+    for attempt in range(3):
+        try:
+            probe.mkdir()
+            probe.rmdir()
+            return True
+        except OSError:
+            time.sleep(0.05 * (attempt + 1))
+    return False
 
 
 def _cgroups() -> list[Path]:
