@@ -22,19 +22,7 @@ MODEL=$SITE/minilm
 if [[ ${1:-} == pack ]]; then  # here: the model folder $2 -> $WHEELS/minilm (weights as int8 rows + scales)
   mkdir -p "$WHEELS/minilm"
   (cd "$2" && find . -type f ! -name model.safetensors ! -name README.md -exec cp --parents {} "$WHEELS/minilm/" \;)
-  ${PYTHON:-python3} - "$2/model.safetensors" "$WHEELS/minilm/weights-int8.npz" <<'EOF'
-import sys
-import numpy as np
-from safetensors.numpy import load_file
-out = {}
-for name, w in load_file(sys.argv[1]).items():
-    if w.dtype == np.float32 and w.ndim == 2:
-        scale = np.maximum(np.abs(w).max(axis=1, keepdims=True), 1e-12) / 127
-        out[f"{name}|q"], out[f"{name}|scale"] = np.round(w / scale).astype(np.int8), scale.astype(np.float32)
-    else:
-        out[name] = w
-np.savez_compressed(sys.argv[2], **out)
-EOF
+  ${PYTHON:-python3} "$(dirname "$0")/minilm_int8.py" pack "$2/model.safetensors" "$WHEELS/minilm/weights-int8.npz"
   du -sh "$WHEELS"
   exit 0
 fi
@@ -44,20 +32,7 @@ python3 -c 'import torch, transformers, tokenizers, huggingface_hub, scipy, skle
   || { echo "concurrency.sh: this host lacks a package the kit expects to find there (see above)"; exit 1; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $SITE "$WHEELS"/*.whl
 mkdir -p $MODEL && cp -r "$WHEELS"/minilm/. $MODEL/ && rm -f $MODEL/weights-int8.npz
-python3 - "$WHEELS/minilm/weights-int8.npz" "$MODEL/model.safetensors" <<'EOF'
-import sys
-import numpy as np
-from safetensors.numpy import save_file
-packed = np.load(sys.argv[1])
-weights = {}
-for key in packed.files:
-    name, _, part = key.partition("|")
-    if part == "q":
-        weights[name] = packed[key].astype(np.float32) * packed[f"{name}|scale"]
-    elif not part:
-        weights[name] = packed[key]
-save_file(weights, sys.argv[2], metadata={"format": "pt"})
-EOF
+python3 "$(dirname "$0")/minilm_int8.py" unpack "$WHEELS/minilm/weights-int8.npz" "$MODEL/model.safetensors"
 export PYTHONPATH=$SITE:${PYTHONPATH:-} KOPT_EMBED_MODEL=$MODEL HF_HUB_OFFLINE=1
 python3 -c "import qdrant_edge, sentence_transformers as st; from kopt.index.embed import dimension; \
 print('kit ready: sentence-transformers', st.__version__, 'dim', dimension('$MODEL'), '$(nproc) cores')"

