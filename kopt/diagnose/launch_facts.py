@@ -16,7 +16,6 @@ import inspect
 import math
 import textwrap
 import traceback
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -150,9 +149,7 @@ def address_args(fn: Any) -> tuple[set[str], set[str]]:
 
 def capture(task: Any, target: str | None = None) -> LaunchFacts:
     """The launches of every case of `task`, captured on fake tensors (no storage, no kernel run)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from kopt.harness.compile import gpu_target, intercept_launches
+    from kopt.harness.compile import fake_tensors, gpu_target, intercept_launches
 
     spec = gpu_target(target or "sm_90")
     facts = LaunchFacts(cases=list(task.cases), sms=sm_count(f"{spec.arch}"))
@@ -160,8 +157,7 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
         return facts
     addresses: dict[Any, set[str]] = {}
     for index, case in enumerate(task.cases):
-        with warnings.catch_warnings(), FakeTensorMode(allow_non_fake_inputs=True):
-            warnings.simplefilter("ignore")  # data_ptr() of a fake tensor: Triton only reads its alignment
+        with fake_tensors():
             try:
                 inputs = task.make_inputs(case, "cpu", 0)
             except Exception as exc:  # data-dependent inputs cannot be faked; the case is left out, said why

@@ -157,18 +157,26 @@ def _on_fake_tensors(task: Task, case: dict, target) -> list[Launch] | None:
     same specialization; no storage: ~0.02 s where making real inputs takes 0.1-40 s on a CPU), as
     kopt.diagnose.launch_facts captures every case. None unless the entry ran to its end: a task that reads
     tensor data (.item(), data-dependent shapes) stops there and could lose launches after it."""
-    import warnings
-
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    with warnings.catch_warnings(), FakeTensorMode(allow_non_fake_inputs=True):
-        warnings.simplefilter("ignore")  # data_ptr() of a fake tensor: Triton only reads its alignment
+    with fake_tensors():
         try:
             with intercept_launches(target) as launches:
                 task.entry(*task.make_inputs(case, "cpu", 0))
         except Exception:
             return None
     return launches or None
+
+
+@contextlib.contextmanager
+def fake_tensors() -> Iterator[None]:
+    """torch's FakeTensorMode for capturing launches: tensors made inside have no storage; Triton's binder reads a
+    fake tensor's data_ptr() only for its alignment, so that warning is silenced."""
+    import warnings
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with warnings.catch_warnings(), FakeTensorMode(allow_non_fake_inputs=True):
+        warnings.simplefilter("ignore")
+        yield
 
 
 def _on_real_tensors(task: Task, case: dict, target) -> list[Launch]:
