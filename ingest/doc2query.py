@@ -103,6 +103,8 @@ def parse(text: str, refs: list[dict], model: str) -> list[dict]:
 
 def collect(folder: Path, out: Path) -> tuple[int, int, int]:
     """doc2query.jsonl from the replies there; (requests, answered, rows). Requests without a reply wait."""
+    if not (folder / "batches.json").is_file():
+        raise KoptError(f"{folder}: no batches.json here; `write` makes the requests and it first")
     batches = json.loads((folder / "batches.json").read_text())
     exchange, rows, answered = Exchange(folder), [], 0
     for rid in sorted(batches):
