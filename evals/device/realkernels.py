@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "evals" / "realkernels" / ".cache" / "tasks"
 MANIFEST = ROOT / "evals" / "realkernels" / "manifest.toml"
-KOPT = str(Path(sys.executable).parent / "kopt")
+KOPT = shutil.which("kopt") or str(Path(sys.executable).parent / "kopt")  # install.sh puts it in $KOPT_SITE/bin
 
 
 def run_json(args: list[str], timeout_s: float) -> tuple[dict, float]:
