@@ -11,7 +11,7 @@ the next ones send their query over a Unix socket and get the hits back.
 - **Starts and stops by itself.** The socket is in Linux's abstract namespace: it goes away with its
   process, so no file is left behind, and a second worker of the same index cannot bind it and exits.
   A worker leaves after IDLE_SECONDS without a request, or when its index folder is gone.
-- **Many callers at once.** The worker binds the name, then forks PROCESSES children (min(4, cores), or
+- **Many callers at once.** The worker binds the name, then forks PROCESSES children (min(8, cores), or
   KOPT_SEARCH_WORKERS) that all accept on it (the kernel hands each connection to an idle one), each with its own
   open index and its own reopen; a search is mostly Python, so threads would queue on the GIL. The pool leaves when none of it has had a request for
   IDLE_SECONDS; the children die with the worker.
@@ -40,10 +40,11 @@ from kopt.unix_socket import read_all, read_line, same_user
 IDLE_SECONDS = 120.0
 QUERY_TIMEOUT = 10.0  # a client waits this long for its hits before it searches in process
 OPS = ("search", "lookup_symbol", "find_emitter")
-# 8 callers at once on a 16-core host queued behind one process at 8.5x a lone search (evals/RESULTS.md, issue 18)
-# each process holds its own open index (~350 MB proportional set size for Triton + triton-ascend on 2026-12-02), so the
-# pool is capped at 4 unless KOPT_SEARCH_WORKERS asks for another size
-PROCESSES = max(1, int(os.environ.get("KOPT_SEARCH_WORKERS") or min(4, os.cpu_count() or 1)))
+# 8 callers at once during a re-ingest on the H200's 16-core host: one process 8.5x a lone search, 4 processes 2.05x,
+# 8 processes 1.04x (evals/RESULTS.md, issue 18). Each holds its own open index (~350 MB proportional set size for
+# Triton + triton-ascend), so a pool of 8 costs ~2.8 GB while in use (it leaves after IDLE_SECONDS);
+# KOPT_SEARCH_WORKERS sets another size
+PROCESSES = max(1, int(os.environ.get("KOPT_SEARCH_WORKERS") or min(8, os.cpu_count() or 1)))
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
