@@ -47,7 +47,9 @@ MODES = ("bubblewrap", "unshare", "none")
 LOG_HEAD = 8 << 20  # bytes of a child's output kept from the start ...
 LOG_TAIL = 64 << 10  # ... and from the end (the failure message reads the last lines)
 MAX_PROCS = max(512, 4 * (os.cpu_count() or 1))  # processes and threads of one call (torch: a thread per core)
-FILE_SIZE = 4 << 30  # largest file the child may write
+# largest file the child may write; its output channel is one of them: Liger's cross entropy sends 11 calls of
+# ~400 MB (its logits are written in place), past the 4 GiB this was first
+FILE_SIZE = 16 << 30
 HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/etc/ssh")  # /run: daemons' sockets (docker's...)
 ROOT_ONLY = ("/etc/shadow", "/etc/gshadow")  # readable by uid 0 even without capabilities
 

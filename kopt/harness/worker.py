@@ -11,6 +11,7 @@ the user's file and line."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -133,14 +134,31 @@ def serve(request: dict[str, Any], channel) -> None:
         send({"error": classify(exc), "message": _one_line(exc, files)})
 
 
+def _file_limit() -> str:
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return "largest file"
+    return f"{soft >> 30} GiB" if soft >= 1 << 30 else f"{soft >> 20} MiB"
+
+
 def main() -> None:
     request = json.loads(sys.stdin.read())
     # the channel is taken before any user code runs; then fd 1 becomes stderr, so prints land in the log
     channel = os.fdopen(request["channel_fd"], "wb") if "channel_fd" in request else None
     os.dup2(2, 1)
     if channel is not None:
-        serve(request, channel)
-        channel.close()
+        try:
+            serve(request, channel)
+            channel.close()
+        except OSError as exc:
+            if exc.errno != errno.EFBIG:
+                raise
+            print(f"kopt: the outputs passed the {_file_limit()} a sandboxed child may write; "
+                  "give the task smaller cases", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(3)
     else:
         outcome = handle(request)
         path = Path(request["result_path"])
