@@ -59,6 +59,13 @@ FILE_REPEAT_DECAY = 0.95
 # every weight 0.05-0.3 and history length tried; dev half 0.760 both ways; test (look 9) 0.680 -> 0.671, R@10 0.94 -> 0.96.
 HISTORY_WEIGHT = 0.2
 HISTORY_FILES = 200  # files scored per query; a file past these would gain under 0.2 x its small share
+# The symbol graph (ingest/symbol_graph.py): each of the top GRAPH_SOURCES hits lends LINK_WEIGHTS[kind] x its score
+# to the chunks its links lead to (a pass's TableGen def -> its implementation, a pattern list -> the patterns, a
+# caller -> its callees); one the query did not retrieve joins the candidates with that score. A fixed number of
+# sources, so the order of the top k does not depend on k.
+GRAPH_SOURCES = 5
+LINK_WEIGHTS: dict[str, float] = {}
+GRAPH_COMBINE = "add"  # "add": the credit adds to a target's own score; "max": a target keeps the larger
 RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
 MODES = ("hybrid", "dense", "sparse", RERANKED)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
@@ -100,7 +107,7 @@ class Index:
     def corpora(self) -> list[dict]:
         return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
                  "model": e.get("model"), "ingested": e.get("ingested"), "root": e.get("root"),
-                 "expansion": e.get("expansion")}
+                 "expansion": e.get("expansion"), "graph": e.get("graph")}
                 for name, e in sorted(self.catalog.get("corpora", {}).items())]
 
     def _entries(self, corpus: str | list[str] | None) -> list[tuple[str, dict]]:
@@ -148,6 +155,8 @@ class Index:
         if mode == "hybrid" and not path_glob:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
+        if mode == "hybrid" and not path_glob and LINK_WEIGHTS:
+            hits = self._credit_links(hits, corpus, flt)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, k, flt), query, corpus))
         return hits[:k]
@@ -172,6 +181,34 @@ class Index:
                     hit = by_key.setdefault(_payload_key(meta), Hit.from_payload(0.0, meta))
                     hit.score = round(hit.score + MESSAGE_WEIGHT * best, 4)
         return list(by_key.values())
+
+    def _credit_links(self, hits: list[Hit], corpus, flt: dict) -> list[Hit]:
+        """The top GRAPH_SOURCES hits lend part of their score along their symbol-graph links."""
+        credit: dict[tuple, float] = {}
+        for h in hits[:GRAPH_SOURCES]:
+            for kind, path, line in links_of(h.chunk):
+                if kind in LINK_WEIGHTS:
+                    key = (h.chunk.corpus, path, line)
+                    credit[key] = max(credit.get(key, 0.0), LINK_WEIGHTS[kind] * h.score)
+        by_key = {h.key: h for h in hits}
+        for meta in self._linked(sorted(k for k in credit if k not in by_key), corpus):
+            if all(meta.get(f) == v for f, v in flt.items() if isinstance(v, str)):
+                by_key[_payload_key(meta)] = Hit.from_payload(0.0, meta)
+        for key, gain in credit.items():
+            if key in by_key:
+                hit = by_key[key]
+                hit.score = round(hit.score + gain if GRAPH_COMBINE == "add" else max(hit.score, gain), 4)
+        return sorted(by_key.values(), key=lambda h: -h.score)
+
+    def _linked(self, keys: list[tuple], corpus) -> list[dict]:
+        """The stored chunks (corpus, path, start_line) name, in one scroll per corpus."""
+        served = dict(self._entries(corpus))
+        found = []
+        for name in sorted({k[0] for k in keys} & served.keys()):
+            wanted = {(p, line) for c, p, line in keys if c == name}
+            metas = self.backend.scroll(served[name]["collection"], {"path": sorted({p for p, _ in wanted})})
+            found += [m for _, m in metas if (m.get("path"), m.get("start_line")) in wanted]
+        return found
 
     def _credit_anchors(self, hits: list[Hit], corpus, k: int, flt: dict) -> list[Hit]:
         """A note in the top k lends part of its score to the source chunks its front matter anchors.
@@ -272,6 +309,11 @@ def prior(query: str, chunk: StoredChunk) -> float:
     if _REMEDY_QUERY.search(query) and chunk.kind == "pattern":
         factor *= REMEDY_PRIOR
     return factor
+
+
+def links_of(chunk: StoredChunk) -> list:
+    """A chunk's symbol-graph edges [kind, path, start_line], as ingest stored them (none in an older index)."""
+    return chunk.extra.get("links", [])
 
 
 def _dice(a: set[str], b: set[str]) -> float:

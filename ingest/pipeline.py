@@ -1,6 +1,8 @@
 """ingest_corpus: sources -> chunks -> enrichment -> vectors -> a new collection -> alias swap.
 
 A git corpus also gets a side collection of its files' commit subjects (ingest/history.py), swapped with it.
+Each chunk's payload carries its symbol-graph edges (`links`, ingest/symbol_graph.py), and the catalog entry the
+graph's version and digest, so a graph built by other code makes another build.
 Document expansion (ingest/expansion.py; triton and triton-ascend by default, with the committed pairs): the
 questions known to point at a chunk join the text its BM25 vector is built from, and the catalog entry records
 which pairs (files, digest), so other pairs make another build.
@@ -32,6 +34,8 @@ from kopt.ingest.enrich import Registry, diagnostics_in, env_knobs_in, ops_in, p
 from kopt.ingest.expansion import EXPANDED_CORPORA, EXPANSION_WEIGHT, committed_pairs, load_expansion, miner_files
 from kopt.ingest.history import file_histories
 from kopt.ingest.manifest import LANGUAGES, MAX_BYTES, load_manifest, resolve
+from kopt.ingest.symbol_graph import GRAPH_VERSION, build_graph, chunk_key
+from kopt.ingest.symbol_graph import digest as graph_digest
 
 ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
 BATCH = 128
@@ -90,7 +94,7 @@ def default_expansion(name: str) -> list[Path]:
     return miner_files(committed_pairs()) if name in EXPANDED_CORPORA else []
 
 
-def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
+def payload(chunk: Chunk, corpus: str, version: str, reg: Registry, links: list | None = None) -> dict:
     body = chunk.body
     return {
         "corpus": corpus, "version": version, "path": chunk.path, "language": chunk.language, "kind": chunk.kind,
@@ -98,7 +102,7 @@ def payload(chunk: Chunk, corpus: str, version: str, reg: Registry) -> dict:
         "start_line": chunk.start_line, "end_line": chunk.end_line,
         "passes": list(dict.fromkeys(chunk.passes + passes_in(body, reg))), "ops": ops_in(body, reg),
         "diagnostics": diagnostics_in(body), "env_knobs": env_knobs_in(body), "content_hash": chunk.content_hash,
-        "text": chunk.text, **{k: v for k, v in chunk.extra.items() if k != "group"},
+        "text": chunk.text, **{k: v for k, v in chunk.extra.items() if k != "group"}, **({"links": links} if links else {}),
     }
 
 
@@ -145,12 +149,15 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
     avgdl = sum(len(tokens(c.text)) + EXPANSION_WEIGHT * len(tokens(expansions[pid]))
                 for pid, c in records.items()) / len(records)
     described = expansion.describe(name) if expansion else None
+    graph = build_graph(chunks)
+    links = {pid: graph.get(chunk_key(c), []) for pid, c in records.items()}
+    graph_entry = {"version": GRAPH_VERSION, "digest": graph_digest(graph), "links": sum(map(len, graph.values()))}
 
     backend, cache = open_backend(settings), VectorCache()
     try:
         with backend.writer_lock(f"ingest of {name}"):
             summary = _build(backend, cache, name, source, model, records, expansions, avgdl, reg, described,
-                             progress)
+                             links, graph_entry, progress)
     finally:
         backend.close()
         cache.close()
@@ -179,25 +186,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _same_build(entry: dict | None, source, model: str, expansion: dict | None) -> bool:
+def _same_build(entry: dict | None, source, model: str, expansion: dict | None, graph: dict) -> bool:
     return bool(entry and entry["version"] == source.version and entry["model"] == model
-                and entry.get("pipeline") == PIPELINE and entry.get("expansion") == expansion)
+                and entry.get("pipeline") == PIPELINE and entry.get("expansion") == expansion
+                and entry.get("graph") == graph)
 
 
-def _build(backend, cache, name, source, model, records, expansions, avgdl, reg, expansion, progress) -> dict:
+def _build(backend, cache, name, source, model, records, expansions, avgdl, reg, expansion, links, graph,
+           progress) -> dict:
     catalog = backend.read_catalog()
     served = catalog["corpora"].get(name)
     old_ids = ({pid for pid, _ in backend.scroll(served["collection"], payload=False)}
                if served and served["collection"] in backend.names() else set())
-    if _same_build(served, source, model, expansion) and old_ids == records.keys():
+    if _same_build(served, source, model, expansion, graph) and old_ids == records.keys():
         return {"collection": served["collection"], "new": 0, "reused": len(records), "deleted": 0, "embedded": 0}
     staging = catalog["building"].get(name)
-    if not (_same_build(staging, source, model, expansion) and staging["collection"] in backend.names()):
+    if not (_same_build(staging, source, model, expansion, graph) and staging["collection"] in backend.names()):
         if staging and staging["collection"] in backend.names():
             backend.drop(staging["collection"])  # an unfinished build of another version or model: start over
             backend.drop(f"{staging['collection']}-history")
         staging = {"collection": _next_collection(backend, name, source.version), "version": source.version,
-                   "model": model, "dim": dimension(model), "pipeline": PIPELINE,
+                   "model": model, "dim": dimension(model), "pipeline": PIPELINE, "graph": graph,
                    **({"expansion": expansion} if expansion else {})}
         backend.create(staging["collection"], staging["dim"])
     backend.open_writable(staging["collection"])
@@ -229,7 +238,7 @@ def _build(backend, cache, name, source, model, records, expansions, avgdl, reg,
             part = todo[i : i + BATCH * 4]
             backend.upsert(coll, [(pid, cached[hashes[pid]].tolist(),
                                    doc_vector(records[pid].text, avgdl, expansions[pid], EXPANSION_WEIGHT),
-                                   payload(records[pid], name, source.version, reg)) for pid in part])
+                                   payload(records[pid], name, source.version, reg, links[pid])) for pid in part])
             bar(len(part), "storing")
     backend.flush(coll)
     history = _build_history(backend, coll, name, source, staging["dim"]) if source.manifest.source == "git" else None

@@ -156,7 +156,10 @@ def index_list(as_json: bool) -> None:
     for r in rows:
         x = r["expansion"]
         expanded = f"  expanded: {x['chunks']} chunks by {', '.join(x['files'])} ({x['digest']})" if x else ""
-        click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']}){expanded}")
+        g = r["graph"]
+        linked = f"  graph: {g['links']} links (v{g['version']}, {g['digest']})" if g else ""
+        click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']})"
+                   f"{expanded}{linked}")
     for name, b in building.items():
         rerun = "" if b["state"].startswith("ingest in progress") else f"; re-run `kopt ingest {name}`"
         click.echo(f"{name:<14} {b['version']:<14} ({b['state']} into {b['collection']}{rerun})")
