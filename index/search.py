@@ -59,15 +59,17 @@ FILE_REPEAT_DECAY = 0.95
 # every weight 0.05-0.3 and history length tried; dev half 0.760 both ways; test (look 9) 0.680 -> 0.671, R@10 0.94 -> 0.96.
 HISTORY_WEIGHT = 0.2
 HISTORY_FILES = 200  # files scored per query; a file past these would gain under 0.2 x its small share
-# The symbol graph (ingest/symbol_graph.py): each of the top GRAPH_SOURCES hits lends LINK_WEIGHTS[kind] x its score
-# to the chunks its links lead to (a pass's TableGen def -> its implementation, a pattern list -> the patterns, a
-# caller -> its callees); one the query did not retrieve joins the candidates with that score. A fixed number of
-# sources, so the order of the top k does not depend on k.
-GRAPH_SOURCES = 5
-LINK_WEIGHTS: dict[str, float] = {}
-GRAPH_COMBINE = "add"  # "add": the credit adds to a target's own score; "max": a target keeps the larger
+# The symbol graph (ingest/symbol_graph.py), mode hybrid+graph: each of the top GRAPH_SOURCES hybrid hits lends
+# LINK_WEIGHTS[kind] x its score to the chunks its links lead to (a pass's TableGen def or Python binding -> its
+# implementation, a pattern list -> the patterns); one the query did not retrieve joins the candidates with that
+# score. A fixed number of sources, so the order of the top k does not depend on k. Opt-in: on the tuning questions it
+# moves 2 of 124 (dev file MRR 0.780 -> 0.797, tune 0.813 both ways); caller -> callee links lose file MRR at every
+# weight tried, so they are stored but not followed (evals/RESULTS.md, "Symbol-graph expansion").
+GRAPH_MODE = "hybrid+graph"
+GRAPH_SOURCES = 10
+LINK_WEIGHTS = {"implements": 0.9, "binds": 0.9, "adds": 0.9}
 RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
-MODES = ("hybrid", "dense", "sparse", RERANKED)
+MODES = ("hybrid", "dense", "sparse", RERANKED, GRAPH_MODE)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
 
@@ -137,6 +139,7 @@ class Index:
 
             hits = self.search(query, corpus=corpus, k=max(k, RERANK_DEPTH), filters=filters, dense_vector=dense_vector)
             return rerank(RERANKER, query, hits)[:k]
+        graph, mode = mode == GRAPH_MODE, "hybrid" if mode == GRAPH_MODE else mode
         flt, path_glob = _filters(filters)
         fetch = max(50, k * 5) * (4 if path_glob else 1)
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
@@ -155,7 +158,7 @@ class Index:
         if mode == "hybrid" and not path_glob:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
-        if mode == "hybrid" and not path_glob and LINK_WEIGHTS:
+        if graph and not path_glob:
             hits = self._credit_links(hits, corpus, flt)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, k, flt), query, corpus))
@@ -196,8 +199,7 @@ class Index:
                 by_key[_payload_key(meta)] = Hit.from_payload(0.0, meta)
         for key, gain in credit.items():
             if key in by_key:
-                hit = by_key[key]
-                hit.score = round(hit.score + gain if GRAPH_COMBINE == "add" else max(hit.score, gain), 4)
+                by_key[key].score = round(by_key[key].score + gain, 4)
         return sorted(by_key.values(), key=lambda h: -h.score)
 
     def _linked(self, keys: list[tuple], corpus) -> list[dict]:

@@ -80,8 +80,10 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
 @click.argument("query")
 @click.option("--corpus", multiple=True, help="Corpus to search (repeatable; default: all).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 200))
-@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "sparse", "hybrid+rerank"]),
-              help="hybrid+rerank: the hybrid top 20 reordered by the trained cross-encoder (kopt index train; ~1 s a query on a CPU).")
+@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "sparse", "hybrid+rerank", "hybrid+graph"]),
+              help="hybrid+rerank: the hybrid top 20 reordered by the trained cross-encoder (kopt index train; ~1 s a query on a "
+                   "CPU). hybrid+graph: hybrid, then the top hits lend score along the symbol graph (a pass's TableGen def "
+                   "-> its implementation, a pattern list -> the patterns).")
 @click.option("--language", help="Filter: cpp, python, tablegen, mlir, markdown, rst, yaml.")
 @click.option("--kind", help="Filter: function, class, pass, td_record, mlir_test, doc, pattern, pass_note, code.")
 @click.option("--path", "path_glob", help="Filter: a path or glob, e.g. 'lib/Dialect/TritonGPU/*'.")
