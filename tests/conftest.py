@@ -59,6 +59,7 @@ SLOW = {
     "test_diagnose_report.py::test_report_of_the_example_reads_at_the_terminal_width",
     "test_doc_expansion.py::test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own",
     "test_doc_expansion.py::test_the_catalog_records_the_pairs_and_other_pairs_make_a_new_build",
+    "test_symbol_graph.py::test_a_query_naming_only_the_pass_flag_finds_its_implementation_through_the_graph",
     "test_escalate.py::test_compile_failure_is_a_finding",
     "test_escalate.py::test_goes_to_l3_then_l4_when_the_l3_hypothesis_failed",
     "test_eval_report_arms.py::test_an_arm_without_torch_references_uses_the_other_arms",
