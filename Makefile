@@ -44,12 +44,16 @@ chromium:
 demo: $(STAMP)
 	@bash evals/demo.sh $(KOPT) $(PY)
 
+# Both test targets run pytest in $(WORKERS) pytest-xdist processes (most tests wait on a child: a kopt CLI, a
+# sandboxed worker). --dist loadgroup keeps each module of tests/conftest.py GROUPS on one worker (a costly module
+# fixture built once, shared state); conftest's ALONE tests run with the other worker idle. WORKERS=0: serial.
+WORKERS ?= 2
 test: $(STAMP) chromium
 	$(KOPT) toolchain add ascend
-	$(PY) -m pytest -q -ra --durations=25
+	$(PY) -m pytest -q -ra -n $(WORKERS) --dist loadgroup --durations=25
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -ra -m "not slow and not eval_data"
+	$(PY) -m pytest -q -ra -n $(WORKERS) --dist loadgroup -m "not slow and not eval_data"
 
 # ruff (lint rules in pyproject.toml) over kopt/, index/, ingest/, corpora/ and tests/, mypy over the ground floor; tests/test_lint.py runs the same.
 lint: $(STAMP)

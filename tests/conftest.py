@@ -4,6 +4,7 @@ by `make test` under the real KOPT_HOME) is shared through a link.
 `llm_server` starts loopback OpenAI-compatible servers that replay chat-completion replies.
 `triton_src` / `triton_ascend_src` are the compiler checkouts the eval_data tests read (`make eval-data`)."""
 
+import fcntl
 import json
 import os
 import threading
@@ -118,7 +119,26 @@ SLOW = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects, so `-m "not slow"` sees the marks
+# `make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`). A module-scoped fixture is built
+# once per worker that runs one of its module's tests, so each module below, whose fixture is costly (an index, a
+# compile, a warm worker, a trained model) or whose tests meet in shared state (the containment module's marked
+# children, the concurrency modules' process pools), goes whole to one worker: its group. The MCP modules share
+# the session's patterns index (patterns_index_env), so they are one group.
+GROUPS = {
+    "test_ascend.py": "ascend", "test_ascend_diagnose.py": "ascend_diagnose", "test_ask.py": "ask",
+    "test_compile_worker.py": "compile_worker", "test_containment.py": "containment",
+    "test_index_concurrency.py": "index_concurrency", "test_index_retrieval.py": "index_retrieval",
+    "test_l3_attribution.py": "l3_attribution", "test_llm_rerank.py": "llm_rerank",
+    "test_mcp_fuzz.py": "patterns_index", "test_mcp_server.py": "patterns_index", "test_suite_ops.py": "suite_ops",
+    "test_train.py": "train", "test_worker_concurrency.py": "worker_concurrency",
+}
+
+# Tests that run with the other worker idle (see pytest_runtest_protocol): a fork bomb fills its cgroup's process
+# table, and a sandbox probe beside it once found no pids cgroup.
+ALONE = {"test_containment.py::test_a_fork_bomb_is_stopped"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects, so `-m "not slow"` sees the marks; before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     matched = set()
     for item in items:
@@ -126,12 +146,32 @@ def pytest_collection_modifyitems(config, items):
             if key in SLOW:
                 item.add_marker(pytest.mark.slow)
                 matched.add(key)
+            if key in ALONE:
+                item.add_marker(pytest.mark.alone)
+        if item.path.name in GROUPS:
+            item.add_marker(pytest.mark.xdist_group(GROUPS[item.path.name]))
     if not any("::" in arg for arg in config.args):  # whole modules were collected: every entry must still name a test
         collected = {item.path.name for item in items}
         stale = sorted(key for key in SLOW - matched if key.split("::")[0] in collected)
         if stale:  # a warning, not an error: a renamed test only moves to the fast tier
             warnings.warn(pytest.PytestConfigWarning(f"tests/conftest.py SLOW names tests that do not exist: "
                                                      f"{', '.join(stale)}"), stacklevel=2)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist every test (its set-up included) holds a shared lock, an `alone` test the exclusive one; the gate
+    makes a waiting `alone` test go before the other worker's next test (flock has no writer preference)."""
+    if not hasattr(item.config, "workerinput"):  # a plain, serial run
+        return (yield)
+    shared = Path(item.config.option.basetemp).parent  # xdist gives each worker a basetemp in the run's one
+    alone = item.get_closest_marker("alone") is not None
+    with open(shared / "alone.gate", "a") as gate, open(shared / "alone.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        return (yield)
 
 
 @pytest.fixture(autouse=True, scope="session")
