@@ -60,11 +60,11 @@ FILE_REPEAT_DECAY = 0.95
 HISTORY_WEIGHT = 0.2
 HISTORY_FILES = 200  # files scored per query; a file past these would gain under 0.2 x its small share
 # The symbol graph (ingest/symbol_graph.py), mode hybrid+graph: each of the top GRAPH_SOURCES hybrid hits lends
-# LINK_WEIGHTS[kind] x its score to the chunks its links lead to (a pass's TableGen def or Python binding -> its
-# implementation, a pattern list -> the patterns); one the query did not retrieve joins the candidates with that
-# score. A fixed number of sources, so the order of the top k does not depend on k. Opt-in: on the tuning questions it
-# moves 2 of 124 (dev file MRR 0.780 -> 0.797, tune 0.813 both ways); caller -> callee links lose file MRR at every
-# weight tried, so they are stored but not followed (evals/RESULTS.md, "Symbol-graph expansion").
+# LINK_WEIGHTS[kind] x its score to the candidates its links lead to (a pass's TableGen def or Python binding -> its
+# implementation, a pattern list -> the patterns). A fixed number of sources, so the order of the top k does not
+# depend on k. Opt-in: on the tuning questions it moves 2 of 124 (dev file MRR 0.780 -> 0.797, tune 0.813 both ways);
+# adding linked chunks the query did not retrieve, or following caller -> callee links, pays less or loses
+# (evals/RESULTS.md, "Symbol-graph expansion"); a query naming a pass's flag finds its implementation first.
 GRAPH_MODE = "hybrid+graph"
 GRAPH_SOURCES = 10
 LINK_WEIGHTS = {"implements": 0.9, "binds": 0.9, "adds": 0.9}
@@ -159,7 +159,7 @@ class Index:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
         if graph and not path_glob:
-            hits = self._credit_links(hits, corpus, flt)
+            hits = self._credit_links(hits)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, k, flt), query, corpus))
         return hits[:k]
@@ -185,32 +185,17 @@ class Index:
                     hit.score = round(hit.score + MESSAGE_WEIGHT * best, 4)
         return list(by_key.values())
 
-    def _credit_links(self, hits: list[Hit], corpus, flt: dict) -> list[Hit]:
-        """The top GRAPH_SOURCES hits lend part of their score along their symbol-graph links."""
+    def _credit_links(self, hits: list[Hit]) -> list[Hit]:
+        """The top GRAPH_SOURCES hits lend part of their score to the candidates their symbol-graph links lead to."""
         credit: dict[tuple, float] = {}
         for h in hits[:GRAPH_SOURCES]:
             for kind, path, line in links_of(h.chunk):
                 if kind in LINK_WEIGHTS:
                     key = (h.chunk.corpus, path, line)
                     credit[key] = max(credit.get(key, 0.0), LINK_WEIGHTS[kind] * h.score)
-        by_key = {h.key: h for h in hits}
-        for meta in self._linked(sorted(k for k in credit if k not in by_key), corpus):
-            if all(meta.get(f) == v for f, v in flt.items() if isinstance(v, str)):
-                by_key[_payload_key(meta)] = Hit.from_payload(0.0, meta)
-        for key, gain in credit.items():
-            if key in by_key:
-                by_key[key].score = round(by_key[key].score + gain, 4)
-        return sorted(by_key.values(), key=lambda h: -h.score)
-
-    def _linked(self, keys: list[tuple], corpus) -> list[dict]:
-        """The stored chunks (corpus, path, start_line) name, in one scroll per corpus."""
-        served = dict(self._entries(corpus))
-        found = []
-        for name in sorted({k[0] for k in keys} & served.keys()):
-            wanted = {(p, line) for c, p, line in keys if c == name}
-            metas = self.backend.scroll(served[name]["collection"], {"path": sorted({p for p, _ in wanted})})
-            found += [m for _, m in metas if (m.get("path"), m.get("start_line")) in wanted]
-        return found
+        for h in hits:
+            h.score = round(h.score + credit.get(h.key, 0.0), 4)
+        return sorted(hits, key=lambda h: -h.score)
 
     def _credit_anchors(self, hits: list[Hit], corpus, k: int, flt: dict) -> list[Hit]:
         """A note in the top k lends part of its score to the source chunks its front matter anchors.
