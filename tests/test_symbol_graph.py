@@ -139,11 +139,15 @@ def settings(tmp_path, monkeypatch):
     return Settings(workspace=tmp_path, index_path=tmp_path / "home" / "index")
 
 
-def test_a_query_naming_only_the_pass_flag_finds_its_implementation_through_the_graph(settings, checkout):
+def test_a_query_naming_only_the_pass_flag_finds_its_implementation_through_the_graph(settings, checkout, monkeypatch):
     s = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[])
     entry = EdgeBackend(Path(settings.index_path)).read_catalog()["corpora"]["triton"]
     assert entry["graph"]["version"] == GRAPH_VERSION and entry["graph"]["links"] >= 4
     assert ingest_corpus("triton", settings, path=checkout, progress=False, expand=[]).collection == s.collection
+    monkeypatch.setattr(pipeline, "GRAPH_VERSION", GRAPH_VERSION + 1)  # graph code changed: the index is rebuilt
+    rebuilt = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[])
+    assert rebuilt.collection != s.collection and rebuilt.embedded == 0  # vectors from the cache
+    assert EdgeBackend(Path(settings.index_path)).read_catalog()["corpora"]["triton"]["graph"]["version"] == GRAPH_VERSION + 1
 
     index = open_index(settings)
     try:
