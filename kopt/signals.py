@@ -56,4 +56,14 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "apply pass)", "unfused_ops", 0.55),
     SignalSpec("constant_grid", "a launch grid of literal constants with fewer programs than a GPU has SMs",
                "low_occupancy", 0.8),
+    SignalSpec("broadcast_matmul", "tl.sum over a broadcast product of two tiles (a[:, None, :] * b[None, :, :]): a "
+               "matmul on FMA units", "no_tensor_cores", 0.85,
+               "every tile dimension is at least 16 (pad or group small blocks) so tl.dot applies"),
+    SignalSpec("fp64_math", "arithmetic in tl.float64 (casts, fp64 accumulators)", "compute_bound", 0.8,
+               "the tolerance allows fp32 arithmetic (keep fp64 only where the error analysis needs it)"),
+    SignalSpec("runtime_divmod", "several % or // by runtime integers on per-element offsets", "modulo_indexing", 0.8,
+               "the index decomposition can move to the grid or to per-program scalars, and wraps to compare/select"),
+    SignalSpec("serial_chain", "a loop over a runtime-length axis, one row per iteration, carrying an accumulator",
+               "serial_reduction", 0.8, "the combine is associative (a sum, max or linear recurrence): scan or "
+               "reduce blocks of the axis at once and split the axis across programs"),
 )}

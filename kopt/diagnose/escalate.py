@@ -63,11 +63,46 @@ class Diagnosis:
                 "levels": [vars(r) for r in self.levels]}
 
 
+def symptom(finding: Finding) -> bool:
+    """A bare symptom says what, not why (L2's memory_bound). One a source signal names the mechanism of (fp64
+    arithmetic for compute_bound) is a cause."""
+    return finding.id in SYMPTOMS and not any(e.source == "source" for e in finding.evidence)
+
+
+def width_claim(finding: Finding) -> bool:
+    """A width cause whose cost is the vector width only the compiled code shows; one whose evidence is its
+    integer work (runtime divisions per element) is not."""
+    return finding.id in WIDTH_CAUSES and not any(e.data.get("cost") == "alu" for e in finding.evidence)
+
+
 def grounded(finding: Finding, failed: set[str]) -> bool:
     """A hypothesis worth acting on: a root cause (not a symptom), confident, with a fix to try, not tried already."""
-    return (finding.id not in failed and finding.id not in SYMPTOMS and finding.confidence >= GROUNDED
+    return (finding.id not in failed and not symptom(finding) and finding.confidence >= GROUNDED
             and bool(finding.patterns or finding.conditions)
-            and not (finding.level == "L1" and finding.id in WIDTH_CAUSES))
+            and not (finding.level == "L1" and width_claim(finding)))
+
+
+def causes_first(findings: list[Finding], failed: set[str]) -> None:
+    """A finding whose evidence says which findings it explains (data `explains`: ids; `others`: kernels whose
+    findings it does not explain; `via`: only findings whose launch evidence names one of these arguments) ranks
+    above them: the cause takes the consequence's confidence if it is higher, the consequence one step below, and
+    both messages say so."""
+    for cause in [f for f in findings if f.id not in failed]:
+        explained = []
+        for claim in [e.data for e in cause.evidence if isinstance(e.data, dict) and e.data.get("explains")]:
+            others, via = set(claim.get("others") or ()), set(claim.get("via") or ())
+            for f in findings:
+                if f is cause or f.id not in claim["explains"] or f.id in explained or finding_kernel(f, others) in others:
+                    continue
+                if via and not via & {a for e in f.evidence for a in e.data.get("args", [])}:
+                    continue
+                if f.confidence >= cause.confidence:
+                    cause.confidence = f.confidence
+                    f.confidence = round(max(0.0, f.confidence - 0.01), 2)
+                f.message += f" (secondary to {cause.id})"
+                explained.append(f.id)
+        if explained:
+            cause.message += f" (explains {', '.join(explained)})"
 
 
 def explained_by(width_findings: list[Finding], causes: list[Finding]) -> list[Finding]:
@@ -158,7 +193,8 @@ def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
             sorted({ln for f in group for ln in f.kernel_lines}),
             list(dict.fromkeys(c for f in group for c in f.conditions)),
             [p for p in dict.fromkeys(p for f in group for p in f.patterns) if p not in failed]))
-    merged.sort(key=lambda f: (f.id in SYMPTOMS, f.id in failed, -f.confidence, -LEVEL_ORDER[f.level]))
+    causes_first(merged, failed)
+    merged.sort(key=lambda f: (symptom(f), f.id in failed, -f.confidence, -LEVEL_ORDER[f.level]))
     return merged
 
 
@@ -317,7 +353,7 @@ class _Run:
         self.record("L3", "used", reason, report.findings + self.case_width_findings(report), t)
         confirmed = {f.id for f in self.found if f.level == "L3"}
         for f in self.found:
-            if f.level == "L1" and f.id == "modulo_indexing" and f.id not in confirmed:
+            if f.level == "L1" and f.id == "modulo_indexing" and width_claim(f) and f.id not in confirmed:
                 f.confidence = round(f.confidence * 0.5, 2)  # the compiled loads kept their width despite the %
                 f.message += " (not confirmed at L3: no load/store the modulo feeds is narrower than 16 B)"
             if f.level == "L1" and f.id == "transpose_before_dot" and transpose_is_view(f, report, self.path):
@@ -361,7 +397,7 @@ class _Run:
         from kopt.diagnose.l4 import compiler_corpus, escalate_l4
 
         t = time.perf_counter()
-        targets = [f for f in merge(self.found, self.failed) if f.level == "L3" and f.id not in SYMPTOMS]
+        targets = [f for f in merge(self.found, self.failed) if f.level == "L3" and not symptom(f)]
         targets = targets[:L4_TOP]  # a failed hypothesis is explained too: its conditions say why the fix missed
         if not targets:
             return self.record("L4", "not_needed", "no L3 finding to explain from the compiler source")
@@ -397,7 +433,7 @@ class _Run:
                 break
         if not any(r.level == "L3" and r.status == "used" for r in self.diag.levels):
             for f in self.found:  # never compiled: a width cause stays a hypothesis below any grounded finding
-                if f.level == "L1" and f.id in WIDTH_CAUSES and f.confidence >= GROUNDED:
+                if f.level == "L1" and width_claim(f) and f.confidence >= GROUNDED:
                     f.confidence = UNCOMPILED_WIDTH
                     f.message += " (not compiled: the access widths are unconfirmed)"
         self.diag.findings = merge(self.found, self.failed)

@@ -403,6 +403,175 @@ def _two_pass_loads(s: KernelScan) -> list[Signal]:
             for ptr, lines in passes.items() if len(lines) >= 2]
 
 
+def _explains(s: KernelScan, *ids: str, **more: Any) -> dict[str, Any]:
+    """Signal data saying which findings about this kernel the signal's mechanism explains (escalate.causes_first)."""
+    return {"explains": list(ids), "others": sorted(set(s.m.kernels) - {s.fn.name}), **more}
+
+
+def _expanded_axes(node: ast.AST) -> tuple[int, set[int]] | None:
+    """(rank, axes inserted with None) of `t[:, None, :]`-style indexing (also cast: `t[:, None, :].to(...)`);
+    None for anything else."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        node = node.func.value
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
+        return None
+    elts = node.slice.elts
+    if not all(isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None) for e in elts):
+        return None
+    return len(elts), {i for i, e in enumerate(elts) if isinstance(e, ast.Constant)}
+
+
+def _axis(call: ast.Call, env: dict[str, Any]) -> Any:
+    arg = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return const_value(arg, env)
+
+
+@detects("broadcast_matmul")
+def _broadcast_matmul(s: KernelScan) -> list[Signal]:
+    """tl.sum(a[:, None, :] * b[None, :, :], axis=2): two tiles broadcast against each other on different axes and
+    reduced over an axis both keep is a matrix product. Written this way it runs on FMA units and holds the whole
+    M x N x K product in registers; tl.dot would use tensor cores. (A matrix-vector product keeps rank 2 and is
+    left alone: it is bandwidth bound either way.)"""
+    out = []
+    for call in s.tl_calls("sum"):
+        product = call.args[0] if call.args else None
+        if isinstance(product, ast.Name):
+            product = s.assigned.get(product.id)
+        if not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)):
+            continue
+        left, right = _expanded_axes(product.left), _expanded_axes(product.right)
+        axis = _axis(call, s.m.constants)
+        if left is None or right is None or left[0] != right[0] or left[0] < 3 or not isinstance(axis, int):
+            continue
+        axis %= left[0]
+        if left[1] and right[1] and not left[1] & right[1] and axis not in left[1] | right[1]:
+            out.append(Signal("broadcast_matmul", s.fn.name, [call.lineno],
+                              f"tl.sum({ast.unparse(product)}, axis={axis}) is a matrix product done as a broadcast "
+                              "multiply and a reduction: FMA units, no tensor cores", _explains(
+                                  s, "small_block", "layout_conversion", "register_spill", "non_vectorized_load")))
+    return out
+
+
+WIDTH_FINDINGS = ("misaligned_access", "masked_access", "non_vectorized_load")  # secondary in an ALU-bound kernel
+TRANSCENDENTALS = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "div_rn", "fdiv", "sigmoid", "erf"}
+
+
+@detects("fp64_math")
+def _fp64_math(s: KernelScan) -> list[Signal]:
+    """Values the kernel itself makes tl.float64 (a cast or an fp64 buffer). fp64 has no special-function units:
+    exp, log, sqrt and division become software sequences of tens of DP instructions, at half the fp32 FMA rate on
+    H100/H200 and 1/64 of it on most other parts, so such math is ALU bound long before it is memory bound, and the
+    width of its memory accesses is secondary. Its 8-byte values also take their own register layout, converted
+    before a narrower store (layout_conversion)."""
+    lines = sorted({n.lineno for n in ast.walk(s.fn) if isinstance(n, ast.Attribute) and n.attr == "float64"
+                    and tl_name(n, s.m.aliases) == "float64"})
+    if not lines:
+        return []
+    heavy = sorted(s.ops & TRANSCENDENTALS) + (["/"] if any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(s.fn)) else [])
+    what = f"; fp64 {', '.join(heavy)} run as software sequences" if heavy else ""
+    return [Signal("fp64_math", s.fn.name, lines, f"the kernel computes in tl.float64{what}",
+                   _explains(s, "layout_conversion", *WIDTH_FINDINGS, heavy_ops=heavy), weight=1.0 if heavy else 0.6)]
+
+
+def _runtime_names(s: KernelScan) -> set[str]:
+    """Runtime (not constexpr) parameters and the names computed from them: values unknown at compile time."""
+    names = {p for p in s.k.params if p not in s.k.constexprs}
+    changed = True
+    while changed:
+        changed = False
+        for name, value in s.assignments:
+            if name not in names and names_in(value) & names:
+                names.add(name)
+                changed = True
+    return names
+
+
+DIVMOD_INSTRUCTIONS = 20  # SASS instructions of one 32-bit integer division or modulo by a runtime value
+ELEMENT_INSTRUCTION_BUDGET = 50  # integer instructions per element a bandwidth-bound kernel hides (H200: ~30 T/s vs ~600 G elements/s)
+
+
+@detects("runtime_divmod")
+def _runtime_divmod(s: KernelScan) -> list[Signal]:
+    """Per-element % and // by runtime integers, counted: a division by a value unknown at compile time is a
+    ~20-instruction sequence, so a handful per element costs more integer work than the element's bytes take to
+    move. (One or two are the modulo_offsets signal's business: their cost is the lost vector width.)"""
+    runtime = _runtime_names(s)
+    hits = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+            and s.uses_arange(n.left) and names_in(n.right) & runtime]
+    if len(hits) * DIVMOD_INSTRUCTIONS <= ELEMENT_INSTRUCTION_BUDGET:
+        return []
+    divisors = sorted({name for n in hits for name in names_in(n.right)})
+    return [Signal("runtime_divmod", s.fn.name, sorted({n.lineno for n in hits}),
+                   f"{len(hits)} integer %/// by runtime values ({', '.join(divisors)}) per element: ~"
+                   f"{len(hits) * DIVMOD_INSTRUCTIONS} integer instructions each element pays",
+                   _explains(s, "misaligned_access", "masked_access", count=len(hits), via=divisors, cost="alu"),
+                   weight=min(1.0, len(hits) / 8))]
+
+
+def _carried(loop: ast.For, before: set[str]) -> list[str]:
+    """Names the loop updates from their own previous value (acc += x, acc = f(acc, x)) that exist before it."""
+    out = []
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                out.append(node.target.id)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id in names_in(node.value):
+                out.append(node.targets[0].id)
+    return [n for n in dict.fromkeys(out) if n in before]
+
+
+def serial_loops(s: KernelScan) -> list[tuple[ast.For, list[str]]]:
+    """(loop, carried names) of each loop over a runtime-length axis that every program walks whole (its range does
+    not depend on program_id), loading tiles into an accumulator carried across iterations: a reduction or scan the
+    grid does not split."""
+    runtime = {p for p in s.k.params if p not in s.k.constexprs}
+    pids = {n for n, v in s.assignments if any(tl_name(c, s.m.aliases) == "program_id" for c in ast.walk(v)
+                                                if isinstance(c, ast.Call))}
+    out = []
+    for loop in loops_of(s.fn):
+        call = loop.iter if isinstance(loop, ast.For) else None
+        if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "range" and call.args):
+            continue
+        bounds = set().union(*(names_in(a) for a in call.args))
+        if not bounds & runtime or bounds & pids or any(tl_name(c, s.m.aliases) == "program_id" for a in call.args
+                                                         for c in ast.walk(a) if isinstance(c, ast.Call)):
+            continue
+        tiles = [c for st in loop.body for c in ast.walk(st) if isinstance(c, ast.Call)
+                 and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
+        before = {n for n, v in s.assignments if v.lineno < loop.lineno} | set(s.k.params)
+        carried = _carried(loop, before)
+        if tiles and carried:
+            out.append((loop, carried))
+    return out
+
+
+@detects("serial_chain")
+def _serial_chain(s: KernelScan) -> list[Signal]:
+    """`for t in range(0, T)` over a runtime length, one row (a tile of the other axis) per iteration into a carried
+    accumulator: each iteration waits on the last, so a long axis becomes a long dependent chain of tiny loads, and
+    the axis cannot spread over programs. Scalar loads per iteration are scalar_loop's; a loop taking a block of
+    rows per iteration (range(0, M, BLOCK_M), it * BLOCK_M) is an ordinary blocked reduction."""
+    out = []
+    blocks = set(s.k.constexprs)
+    for loop, carried in serial_loops(s):
+        call = loop.iter
+        stop = call.args[1] if len(call.args) > 1 else call.args[0]
+        step = call.args[2] if len(call.args) > 2 else None
+        var = names_in(loop.target)
+        if (step is not None and const_value(step, s.m.constants) != 1) or names_in(stop) & blocks or any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and (
+                    (names_in(n.left) & var and names_in(n.right) & blocks) or (names_in(n.right) & var and names_in(n.left) & blocks))
+                for st in loop.body for n in ast.walk(st)):
+            continue
+        out.append(Signal("serial_chain", s.fn.name, [loop.lineno],
+                          f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) moves one row per "
+                          f"iteration into {', '.join(carried)}: a dependent chain as long as the axis",
+                          _explains(s, "low_occupancy", axis=ast.unparse(stop), carried=carried)))
+    return out
+
+
 def detect_signals(source: str, path: str = "<source>") -> tuple[list[Signal], dict[str, set[str]]]:
     """All L1 signals in a task file's source, plus each kernel's kinds (dot, reduce, ...).
 

@@ -17,9 +17,10 @@ import math
 import textwrap
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
-from kopt.vocabulary import Evidence, Finding
+from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 # SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
 SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
@@ -29,6 +30,12 @@ MISALIGNED_CONFIDENCE = 0.8
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
+MANY_LAUNCHES = 16  # launches of one case before their fixed cost is worth weighing against the bytes
+LAUNCH_SECONDS = 4e-6  # fixed cost of one launch (host launch path + GPU kernel start), a conservative floor
+HBM_BYTES_PER_SECOND = 3.35e12  # H100 SXM, the slowest Hopper part: memory time is not underestimated
+UNFUSED_CONFIDENCE = 0.85
+EXTRA_TRAFFIC = 0.25  # share of a case's bytes that re-reads or intermediates must reach to be worth a finding
+SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
 TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
 TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
@@ -48,6 +55,9 @@ class CaseLaunch:
     address_args: set[str]  # arguments the kernel's load/store addresses or masks use
     mask_only: set[str] = field(default_factory=set)  # of those, the ones only masks use
     tensor_bytes: int = 0  # bytes of all tensor arguments: an upper bound on what the launch moves
+    tensors: dict[str, tuple] = field(default_factory=dict)  # tensor argument -> (view key, bytes): which data it is
+    reads: set[str] = field(default_factory=set)  # arguments the kernel loads through
+    writes: set[str] = field(default_factory=set)  # arguments the kernel stores or atomically updates through
     site: str | None = None  # task file:line of the launch
     launch: Any = field(default=None, repr=False)  # the intercepted Launch, to compile this signature
 
@@ -68,6 +78,8 @@ class LaunchFacts:
     cases: list[dict] = field(default_factory=list)
     skipped: dict[int, str] = field(default_factory=dict)  # case -> why no launch was captured
     sms: int = DEFAULT_SMS
+    inputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of the entry's inputs
+    outputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of what the entry returned
 
 
 def kernel_shares(facts: LaunchFacts) -> dict[str, float]:
@@ -116,22 +128,30 @@ def sm_count(target: str | None) -> int:
 def address_args(fn: Any) -> tuple[set[str], set[str]]:
     """Parameters of a @triton.jit function that feed load/store/atomic addresses or masks, through assignments:
     (all of them, those only masks use)."""
+    return _access_args(fn)[:2]
+
+
+def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(address or mask parameters, mask-only parameters, parameters loaded through, parameters stored through)."""
     from kopt.diagnose.l1_source import assignments_in, names_in
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
-        return set(), set()
+        return set(), set(), set(), set()
     func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
     if func is None:
-        return set(), set()
+        return set(), set(), set(), set()
     addresses: set[str] = set()
     masks: set[str] = set()
+    loaded: set[str] = set()
+    stored: set[str] = set()
     for call in ast.walk(func):
         name = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
         if name in ("load", "store") or name.startswith("atomic_"):
             if call.args:
                 addresses |= names_in(call.args[0])
+                (loaded if name == "load" else stored).update(names_in(call.args[0]))
             masks |= set().union(set(), *(names_in(k.value) for k in call.keywords if k.arg == "mask"))
     assigned = assignments_in(func.body)
     params = {a.arg for a in func.args.args}
@@ -144,7 +164,7 @@ def address_args(fn: Any) -> tuple[set[str], set[str]]:
         return names & params
 
     in_address, in_mask = reach(addresses), reach(masks)
-    return in_address | in_mask, in_mask - in_address
+    return in_address | in_mask, in_mask - in_address, reach(loaded), reach(stored)
 
 
 def capture(task: Any, target: str | None = None) -> LaunchFacts:
@@ -155,17 +175,18 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
     facts = LaunchFacts(cases=list(task.cases), sms=sm_count(f"{spec.arch}"))
     if task.entry is None:
         return facts
-    addresses: dict[Any, set[str]] = {}
+    addresses: dict[Any, tuple] = {}
     for index, case in enumerate(task.cases):
+        try:
+            inputs = _inputs(task, case)
+        except Exception as exc:  # inputs that cannot be made even for real: the case is left out, said why
+            facts.skipped[index] = f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
+            continue
         with fake_tensors():
-            try:
-                inputs = task.make_inputs(case, "cpu", 0)
-            except Exception as exc:  # data-dependent inputs cannot be faked; the case is left out, said why
-                facts.skipped[index] = f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
-                continue
+            facts.inputs[index] = _storages(inputs)
             with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)):
                 try:
-                    task.entry(*inputs)
+                    facts.outputs[index] = _storages(task.entry(*inputs))
                 except Exception as exc:
                     if not launches:
                         facts.skipped[index] = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
@@ -176,22 +197,47 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
             kinds = {n: str(t) for n, t in launch.signature.items()}
             jit = launch.fn
             if jit not in addresses:
-                addresses[jit] = address_args(jit.fn)
+                addresses[jit] = _access_args(jit.fn)
             facts.launches.append(CaseLaunch(
                 case=index, kernel=jit.fn.__name__, grid=tuple(int(g) for g in launch.grid), divisible=divisible,
                 ints=_int_values(launch), pointers={n for n, t in kinds.items() if t.startswith("*")},
                 address_args=addresses[jit][0], mask_only=addresses[jit][1],
-                tensor_bytes=getattr(launch, "tensor_bytes", 0), site=getattr(launch, "site", None), launch=launch))
+                tensor_bytes=getattr(launch, "tensor_bytes", 0), tensors=getattr(launch, "tensors", {}),
+                reads=addresses[jit][2], writes=addresses[jit][3], site=getattr(launch, "site", None), launch=launch))
     return facts
+
+
+def _inputs(task: Any, case: dict) -> tuple:
+    """The case's inputs as fake tensors; made for real on the CPU (then faked) when make_inputs reads a value it
+    generated (int(torch.randint(...))), which fake tensors cannot give."""
+    from torch._subclasses.fake_tensor import DataDependentOutputException
+
+    from kopt.harness.compile import fake_tensors
+
+    with fake_tensors():
+        try:
+            return task.make_inputs(case, "cpu", 0)
+        except DataDependentOutputException:
+            pass
+    return task.make_inputs(case, "cpu", 0)
+
+
+def _storages(value: Any) -> dict:
+    """Storage -> bytes of the tensors in a value (a tensor, or a tuple/list/dict of them)."""
+    if hasattr(value, "untyped_storage"):
+        return {value.untyped_storage()._cdata: value.numel() * value.element_size()}
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return {k: v for item in items for k, v in _storages(item).items()}
 
 
 @contextlib.contextmanager
 def _keeping_int_values(launches: list, task_file: str) -> Iterator[None]:
     """Inside intercept_launches: also keep each launch's int arguments by name (the binder keeps only types),
-    the bytes of its tensors, and the task-file line that launched it."""
+    the bytes of its tensors and which data they are, and the task-file line that launched it."""
     from triton.runtime.jit import JITFunction
 
     record = JITFunction.run
+    held: list = []  # the tensors launched with stay alive, so no later tensor reuses their storage's identity
 
     def run(self, *args, **kwargs):
         before = len(launches)
@@ -203,6 +249,9 @@ def _keeping_int_values(launches: list, task_file: str) -> Iterator[None]:
         for launch in launches[before:]:
             launch.values = {k: v for k, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
             launch.tensor_bytes = sum(v.numel() * v.element_size() for v in bound.values() if hasattr(v, "element_size"))
+            launch.tensors = {k: ((v.untyped_storage()._cdata, v.storage_offset(), v.numel()), v.numel() * v.element_size())
+                              for k, v in bound.items() if hasattr(v, "untyped_storage")}
+            held.extend(v for v in bound.values() if hasattr(v, "untyped_storage"))
             launch.site = site
         return result
 
@@ -267,6 +316,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "or looped dimension across programs (partials + a second pass, or atomics), or use smaller tiles"],
         ))
         out[-1].message += f" ({what})" if len(what) < 300 else ""
+        out += serial_findings(out[-1], {l.kernel for ls in tiny.values() for l in ls}, path)
     small = [l for l in facts.launches if l.tensor_bytes and l.programs >= MANY_PROGRAMS * facts.sms
              and l.tensor_bytes / l.programs <= TINY_PROGRAM_BYTES]
     if small:
@@ -314,7 +364,114 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "elements, split off an unmasked aligned body (mask only the tail), or read from the 16-byte-"
                  "aligned address below the row start"],
         ))
+    return out + unfused_findings(facts, path)
+
+
+def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str]]:
+    """(bytes the case's launches move, bytes its inputs and outputs hold, the large avoidable transfers, the kernels
+    that make them: those re-reading an input, and those writing an intermediate).
+
+    Each launch moves the tensors it loads through and stores through. The case must read its inputs once and
+    write its outputs once; an input read by several launches, or an intermediate one launch writes and another
+    reads back, is traffic one kernel keeping the data on chip would not pay."""
+    reads: dict[tuple, list[CaseLaunch]] = {}
+    writes: dict[tuple, list[CaseLaunch]] = {}
+    size: dict[tuple, int] = {}
+    for l in (l for l in facts.launches if l.case == case):
+        for arg, (key, nbytes) in l.tensors.items():
+            size[key] = nbytes
+            for accessed, by in ((l.reads, reads), (l.writes, writes)):
+                if arg in accessed:
+                    by.setdefault(key, []).append(l)
+    moved = sum(size[k] * len(ls) for by in (reads, writes) for k, ls in by.items())
+    inputs, outputs = facts.inputs.get(case, {}), facts.outputs.get(case, {})
+    needed = sum(inputs.values()) + sum(outputs.values())
+    what, kernels = [], set()
+    for key, ls in sorted(reads.items(), key=lambda kv: -size[kv[0]]):
+        if size[key] < EXTRA_TRAFFIC * needed:
+            continue
+        if key[0] in inputs and len(ls) > 1:
+            what.append(f"an input of {size[key] / 1e6:.0f} MB is read by {len(ls)} launches ({', '.join(l.kernel for l in ls)})")
+            kernels |= {l.kernel for l in ls}
+        elif key[0] not in inputs and key[0] not in outputs and key in writes:
+            what.append(f"an intermediate of {size[key] / 1e6:.0f} MB is written by {writes[key][0].kernel} and read "
+                        f"back by {', '.join(sorted({l.kernel for l in ls}))}")
+            kernels |= {l.kernel for l in writes[key]}
+    return moved, needed, what, kernels
+
+
+def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Finding]:
+    """serial_reduction beside a tiny grid whose kernel walks a runtime-length axis whole in every program, carrying
+    an accumulator: the grid spans only the other axes, so the reduction (or scan) is what keeps it small, and
+    splitting it across programs (partials and a second pass) is the fix. It ranks just under the tiny grid it
+    names the mechanism of: a blocked loop is an ordinary reduction, costly only because the grid is small."""
+    from kopt.diagnose.l1_detectors import serial_loops
+    from kopt.diagnose.l1_source import KernelScan, TaskSource
+
+    try:
+        module = TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out = []
+    for name in sorted(kernels & set(module.kernels)):
+        loops = serial_loops(KernelScan(module, module.kernels[name]))
+        if not loops:
+            continue
+        loop, carried = loops[0]
+        call = loop.iter
+        axis = ast.unparse(call.args[1] if len(call.args) > 1 else call.args[0])
+        out.append(Finding(
+            "serial_reduction", "L1",
+            f"{name}: every program walks the whole {axis} axis (line {loop.lineno}) into {', '.join(carried)}, so "
+            f"the grid spans only the other axes: {tiny_grid.message.split(': ', 1)[1].split(' (')[0]}",
+            round(tiny_grid.confidence * SERIAL_SHARE, 2),
+            [Evidence("L1", "source", f"loop over {ast.unparse(loop.target)} in range({', '.join(ast.unparse(a) for a in call.args)})"
+                      f" carries {', '.join(carried)} across iterations; its range does not depend on program_id",
+                      {"kernel": name, "axis": axis, "carried": carried}, f"{path}:{loop.lineno}"),
+             *tiny_grid.evidence[:2]],
+            [loop.lineno], [f"split the {axis} axis across programs: each reduces a slab into partials, a second "
+                            "pass (or atomics) combines them; a scan carries each slab's total"]))
     return out
+
+
+def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
+    """unfused_ops from the launches themselves: cases whose kernels re-read inputs or round-trip intermediates
+    through memory for a large share of their bytes, and cases of so many launches that their fixed cost
+    outweighs the time their bytes take (one launch per tensor of a list). Findings about the kernels that a fused
+    kernel would replace are explained by it."""
+    n_cases = max(1, len({l.case for l in facts.launches}))
+    evidence, kernels, shares = [], set(), []
+    for case in sorted({l.case for l in facts.launches}):
+        launches = [l for l in facts.launches if l.case == case]
+        moved, needed, what, involved = _traffic(facts, case)
+        extra = (moved - needed) / moved if moved else 0.0
+        if what and extra >= EXTRA_TRAFFIC:
+            shares.append(min(1.0, 2 * extra))
+            kernels |= involved
+            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {'; '.join(what[:3])}: "
+                                     f"{moved / 1e6:.0f} MB moved for {needed / 1e6:.0f} MB of inputs and outputs",
+                                     {"case": case, "moved": moved, "needed": needed}, launches[0].site or path))
+        overhead = len(launches) * LAUNCH_SECONDS
+        memory = sum(l.tensor_bytes for l in launches) / HBM_BYTES_PER_SECOND
+        if len(launches) >= MANY_LAUNCHES and overhead >= memory:
+            shares.append(min(1.0, overhead / memory / 2) if memory else 1.0)
+            kernels |= {l.kernel for l in launches}
+            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {len(launches)} launches "
+                                     f"(~{overhead * 1e6:.0f} us of fixed launch cost) for ~{memory * 1e6:.0f} us of "
+                                     "memory traffic", {"case": case, "launches": len(launches)},
+                                     launches[0].site or path))
+    if not evidence:
+        return []
+    confidence = UNFUSED_CONFIDENCE * max(shares) * (0.6 + 0.4 * len(evidence) / n_cases)
+    evidence[0].data.update(explains=sorted(FINDING_IDS.keys() - {"unfused_ops", "compile_failure"}),
+                            others=sorted({l.kernel for l in facts.launches} - kernels))
+    return [Finding(
+        "unfused_ops", "L1", f"{', '.join(sorted(kernels))}: the entry's launches move far more than one kernel "
+        f"would: {evidence[0].summary.split(': ', 1)[1]}", round(confidence, 2), evidence,
+        _lines(l for l in facts.launches if l.kernel in kernels),
+        ["one kernel (or fewer launches) must do the work: keep data on chip across the passes (online/one-pass "
+         "algorithms, epilogue fusion), index shared data instead of copying it, batch many small tensors into "
+         "one launch"])]
 
 
 def _weight(roofline: dict[int, float] | None, cases: list[int]) -> float:

@@ -1,0 +1,310 @@
+"""Mechanisms behind slow kernels written elsewhere (issue 22): a matmul written as a broadcast product, fp64 math,
+many runtime divisions per element, a serial chain down a long axis, a reduction the grid does not split, and an
+entry whose kernels re-read inputs, round-trip intermediates or launch once per small tensor. Small kernels of our
+own, Triton's real binder, compiler (sm_90, no GPU) and interpreter; findings rank causes above what they explain."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kopt.config import load_settings
+from kopt.diagnose import launch_facts
+from kopt.diagnose.escalate import diagnose, symptom
+from kopt.diagnose.l1 import triage
+from kopt.diagnose.l1_detectors import detect_signals
+from kopt.task import load_task
+from kopt.vocabulary import Evidence, Finding
+
+FIXTURES = Path(__file__).parent / "fixtures" / "l1"
+
+HEADER = '''
+import torch
+import triton
+import triton.language as tl
+'''
+
+COL_SUMSQ = HEADER + '''
+
+@triton.jit
+def col_sumsq_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for m0 in range(0, M, BLOCK_M):
+        rows = m0 + tl.arange(0, BLOCK_M)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=(rows[:, None] < M) & (cols[None, :] < N), other=0.0)
+        acc += x * x
+    tl.store(y_ptr + cols, tl.sum(acc, axis=0), mask=cols < N)
+
+
+def entry(x):
+    M, N = x.shape
+    y = torch.empty((N,), device=x.device, dtype=torch.float32)
+    col_sumsq_kernel[(triton.cdiv(N, 128),)](x, y, M, N, BLOCK_M=64, BLOCK_N=128)
+    return y
+
+
+def reference(x):
+    return (x * x).sum(0)
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["M"], case["N"]).to(device),)
+
+
+CASES = [{"M": 65536, "N": 1024}, {"M": 16384, "N": 4096}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+# min-max scaling: one kernel finds the extremes, a second reads x again to scale it
+TWO_READS = HEADER + '''
+
+@triton.jit
+def minmax_kernel(x_ptr, lo_ptr, hi_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_min(lo_ptr, tl.min(x, axis=0))
+    tl.atomic_max(hi_ptr, tl.max(x, axis=0))
+
+
+@triton.jit
+def scale_kernel(x_ptr, lo_ptr, hi_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    lo = tl.load(lo_ptr)
+    hi = tl.load(hi_ptr)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + offs, (x - lo) / (hi - lo), mask=offs < n)
+
+
+def entry(x):
+    lo = torch.full((1,), float("inf"), device=x.device)
+    hi = torch.full((1,), float("-inf"), device=x.device)
+    y = torch.empty_like(x)
+    grid = (triton.cdiv(x.numel(), 4096),)
+    minmax_kernel[grid](x, lo, hi, x.numel(), BLOCK=4096)
+    scale_kernel[grid](x, lo, hi, y, x.numel(), BLOCK=4096)
+    return y
+
+
+def reference(x):
+    return (x - x.min()) / (x.max() - x.min())
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["n"]).to(device),)
+
+
+CASES = [{"n": 1 << 26}, {"n": 1 << 24}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+# y = relu(x * w) as two kernels: the product goes to memory and comes back
+ROUND_TRIP = HEADER + '''
+
+@triton.jit
+def mul_kernel(x_ptr, w_ptr, t_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(t_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * tl.load(w_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def relu_kernel(t_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.maximum(tl.load(t_ptr + offs, mask=offs < n), 0.0), mask=offs < n)
+
+
+def entry(x, w):
+    t = torch.empty_like(x)
+    y = torch.empty_like(x)
+    grid = (triton.cdiv(x.numel(), 4096),)
+    mul_kernel[grid](x, w, t, x.numel(), BLOCK=4096)
+    relu_kernel[grid](t, y, x.numel(), BLOCK=4096)
+    return y
+
+
+def reference(x, w):
+    return torch.relu(x * w)
+
+
+def make_inputs(case, device, seed):
+    return torch.randn(case["n"]).to(device), torch.randn(case["n"]).to(device)
+
+
+CASES = [{"n": 1 << 26}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+# a list of small tensors, one launch each; the start offset is drawn as a Python int (fake tensors cannot)
+PER_TENSOR = HEADER + '''
+
+@triton.jit
+def absmax_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_max(out_ptr, tl.max(tl.abs(tl.load(x_ptr + offs, mask=offs < n, other=0.0)), axis=0))
+
+
+def entry(*xs):
+    out = torch.zeros(len(xs), device=xs[0].device)
+    for i, x in enumerate(xs):
+        absmax_kernel[(triton.cdiv(x.numel(), 1024),)](x, out[i:], x.numel(), BLOCK=1024)
+    return out
+
+
+def reference(*xs):
+    return torch.stack([x.abs().max() for x in xs])
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    base = int(torch.randint(1, 64, (1,), generator=g))
+    return tuple(torch.randn(base * 1024 + i).to(device) for i in range(case["tensors"]))
+
+
+CASES = [{"tensors": 40}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
+def _task(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def _l1(path: Path):
+    return diagnose(path, level="L1", gpu=False, settings=load_settings()).findings
+
+
+def _signals(kernel: str) -> set[str]:
+    return {s.name for s in detect_signals(HEADER + textwrap.dedent(kernel))[0]}
+
+
+def test_a_broadcast_product_summed_over_k_is_a_matmul_without_tensor_cores():
+    (finding,) = [f for f in triage(FIXTURES / "outer_product_matmul.py") if f.id == "no_tensor_cores"]
+    assert "matrix product" in finding.message and finding.kernel_lines == [17]
+    assert "tl.dot applies" in finding.conditions[0]
+
+
+def test_a_matrix_vector_product_is_not_a_missed_matmul():
+    gemv = '''
+    @triton.jit
+    def gemv_kernel(w_ptr, x_ptr, y_ptr, K, BN: tl.constexpr, BK: tl.constexpr):
+        rn = tl.program_id(0) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        w = tl.load(w_ptr + rn[:, None] * K + rk[None, :])
+        x = tl.load(x_ptr + rk)
+        tl.store(y_ptr + rn, tl.sum(w * x[None, :], axis=1))
+    '''
+    assert "broadcast_matmul" not in _signals(gemv)
+
+
+def test_fp64_math_is_a_compute_bound_cause_not_a_bare_symptom():
+    findings = _l1(FIXTURES / "fp64_softplus.py")
+    assert findings[0].id == "compute_bound" and not symptom(findings[0])
+    assert "tl.float64" in findings[0].message and "exp, log" in findings[0].message
+    assert "explains masked_access" in findings[0].message  # 10_000_019 elements: the odd mask bound is secondary
+    profiled = Finding("compute_bound", "L2", "sm throughput 92%", 0.8, [Evidence("L2", "ncu", "sm 92%")])
+    assert symptom(profiled)  # ncu alone says what, not why
+
+
+def test_many_runtime_divisions_per_element_outrank_the_alignment_they_cost():
+    findings = _l1(FIXTURES / "torus_blur.py")
+    ids = [f.id for f in findings]
+    assert ids[0] == "modulo_indexing" and "misaligned_access" in ids  # case 1 (3001 x 5003) loses divisibility
+    assert "6 integer %/// by runtime values (H, W)" in findings[0].message
+    assert "explains misaligned_access" in findings[0].message
+    assert "secondary to modulo_indexing" in findings[ids.index("misaligned_access")].message
+
+
+def test_one_or_two_divisions_leave_the_alu_cost_alone():
+    few = '''
+    @triton.jit
+    def bias_kernel(x_ptr, b_ptr, y_ptr, n, N, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(y_ptr + offs, x + tl.load(b_ptr + offs % N, mask=offs < n), mask=offs < n)
+    '''
+    assert _signals(few) >= {"modulo_offsets"} and "runtime_divmod" not in _signals(few)
+
+
+def test_a_serial_chain_down_a_long_axis_is_the_cause_of_its_tiny_grid():
+    findings = _l1(FIXTURES / "running_max_rows.py")
+    ids = [f.id for f in findings]
+    assert ids[:2] == ["serial_reduction", "low_occupancy"]  # 4096 / 256 = 16 programs
+    assert any("one row per iteration" in e.summary for e in findings[0].evidence)
+    assert "secondary to serial_reduction" in findings[1].message
+
+
+def test_a_blocked_loop_is_no_serial_chain():
+    blocked = '''
+    @triton.jit
+    def running_sum_kernel(x_ptr, y_ptr, T, C, BLOCK_T: tl.constexpr, BLOCK_C: tl.constexpr):
+        cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+        carry = tl.zeros((BLOCK_C,), dtype=tl.float32)
+        for t0 in range(0, T, BLOCK_T):
+            rows = t0 + tl.arange(0, BLOCK_T)
+            tile = tl.load(x_ptr + rows[:, None] * C + cols[None, :])
+            tl.store(y_ptr + rows[:, None] * C + cols[None, :], tl.cumsum(tile, axis=0) + carry[None, :])
+            carry += tl.sum(tile, axis=0)
+    '''
+    assert "serial_chain" not in _signals(blocked)
+
+
+def test_a_reduction_the_grid_does_not_split_is_named_beside_the_tiny_grid(tmp_path):
+    path = _task(tmp_path, "col_sumsq", COL_SUMSQ)
+    found = {f.id: f for f in _l1(path)}
+    serial, tiny = found["serial_reduction"], found["low_occupancy"]
+    loop = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "for m0 in" in line)
+    assert "walks the whole M axis" in serial.message and serial.kernel_lines == [loop]
+    assert tiny.confidence > serial.confidence > 0.6  # 8 and 32 programs: the grid names the symptom first
+
+
+def test_an_input_read_by_two_kernels_is_unfused(tmp_path):
+    path = _task(tmp_path, "minmax_scale", TWO_READS)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    (unfused,) = [f for f in launch_facts.findings(facts, str(path)) if f.id == "unfused_ops"]
+    assert "an input of 268 MB is read by 2 launches (minmax_kernel, scale_kernel)" in unfused.message
+    moved, needed = unfused.evidence[0].data["moved"], unfused.evidence[0].data["needed"]
+    assert abs(moved / needed - 1.5) < 1e-3  # x twice and y once, where x and y once each would do
+
+
+def test_an_intermediate_written_and_read_back_is_unfused_and_ranks_first(tmp_path):
+    path = _task(tmp_path, "mul_relu", ROUND_TRIP)
+    findings = _l1(path)
+    assert findings[0].id == "unfused_ops"
+    assert "an intermediate of 268 MB is written by mul_kernel and read back by relu_kernel" in findings[0].message
+
+
+def test_one_kernel_per_fused_entry_is_not_unfused(tmp_path):
+    path = _task(tmp_path, "col_sumsq", COL_SUMSQ)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    assert "unfused_ops" not in {f.id for f in launch_facts.findings(facts, str(path))}
+
+
+def test_a_launch_per_small_tensor_is_unfused_even_with_data_dependent_inputs(tmp_path):
+    path = _task(tmp_path, "absmax_each", PER_TENSOR)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    assert facts.skipped == {} and len(facts.launches) == 40  # int(torch.randint(...)): inputs made for real
+    (unfused,) = [f for f in launch_facts.findings(facts, str(path)) if f.id == "unfused_ops"]
+    assert "40 launches" in unfused.message
+    assert _l1(path)[0].id == "unfused_ops"
+
+
+@pytest.mark.parametrize("name, case", [("outer_product_matmul", {"M": 40, "N": 24, "K": 20}),
+                                        ("running_max_rows", {"T": 9, "C": 300}),
+                                        ("torus_blur", {"H": 5, "W": 7}),
+                                        ("fp64_softplus", {"n": 1000})])
+def test_the_fixtures_compute_what_they_claim_in_the_interpreter(name, case):
+    code = ("import importlib.util, torch\n"
+            f"spec = importlib.util.spec_from_file_location('t', {str(FIXTURES / (name + '.py'))!r})\n"
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+            f"x = m.make_inputs({case!r}, 'cpu', 0)\n"
+            "torch.testing.assert_close(m.entry(*x), m.reference(*x), rtol=1e-2, atol=1e-2); print('ok')\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
