@@ -104,9 +104,7 @@ def _implementations(chunks: list[Chunk], defs: dict[str, list[Chunk]]) -> dict[
     for c in chunks:
         if c.language != "cpp" or c.kind not in _CODE_KINDS:
             continue
-        for cls, record in _PASS_CLASS.findall(c.body + "\n" + c.signature):
-            classes[cls] = record
-            out[record].append(c)
+        classes.update(_PASS_CLASS.findall(c.body))
         for record in _IMPL_BASE.findall(c.body):
             if c not in out[record]:
                 out[record].append(c)
