@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kopt.config import load_settings
-from kopt.diagnose import launch_facts
+from kopt.diagnose import launch_causes, launch_facts
 from kopt.diagnose.escalate import diagnose, symptom
 from kopt.diagnose.l1 import triage
 from kopt.diagnose.l1_detectors import detect_signals
@@ -170,6 +170,37 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+# one program per (token, head): each moves one 64-value head vector, whatever a block size could be
+PER_HEAD = HEADER + '''
+
+@triton.jit
+def head_scale_kernel(x_ptr, s_ptr, y_ptr, H, HEAD_DIM: tl.constexpr):
+    row = tl.program_id(0) * H + tl.program_id(1)
+    d = tl.arange(0, HEAD_DIM)
+    x = tl.load(x_ptr + row * HEAD_DIM + d)
+    tl.store(y_ptr + row * HEAD_DIM + d, x * tl.load(s_ptr + tl.program_id(1)))
+
+
+def entry(x, s):
+    T, H, D = x.shape
+    y = torch.empty_like(x)
+    head_scale_kernel[(T, H)](x, s, y, H, HEAD_DIM=D)
+    return y
+
+
+def reference(x, s):
+    return x * s[None, :, None]
+
+
+def make_inputs(case, device, seed):
+    return torch.randn(case["T"], case["H"], case["D"]).to(device), torch.randn(case["H"]).to(device)
+
+
+CASES = [{"T": 32768, "H": 32, "D": 64}, {"T": 8192, "H": 16, "D": 64}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
 def _task(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text).lstrip())
@@ -308,3 +339,29 @@ def test_the_fixtures_compute_what_they_claim_in_the_interpreter(name, case):
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_a_grid_of_one_program_per_head_explains_the_small_tile_it_compiles_to(tmp_path):
+    path = _task(tmp_path, "head_scale", PER_HEAD)
+    findings = diagnose(path, level="L3", gpu=False, settings=load_settings()).findings
+    ids = [f.id for f in findings]
+    assert ids[0] == "too_many_programs" and "one program per item of the grid's axes" in findings[0].message
+    assert "small_block" in ids and "secondary to too_many_programs" in findings[ids.index("small_block")].message
+
+
+def test_a_grid_that_shrinks_as_the_block_grows_is_not_per_item():
+    path = FIXTURES / "small_block_add.py"
+    assert not launch_causes.entity_grid(str(path), "add_kernel")
+
+
+def test_an_fp64_accumulator_alone_claims_no_alu_bound(tmp_path):
+    path = tmp_path / "sum64.py"
+    path.write_text(HEADER + textwrap.dedent('''
+    @triton.jit
+    def sum64_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float64)
+        tl.atomic_add(y_ptr, tl.sum(x, axis=0))
+    '''))
+    (finding,) = [f for f in triage(path) if f.id == "compute_bound"]
+    assert finding.confidence < 0.4 and not any(e.data.get("explains") for e in finding.evidence)

@@ -1,8 +1,9 @@
-"""Per-case launch facts: for every CASE, the kernels `entry` launches, their grid and the arguments Triton
-specializes as divisible by 16, captured without running a kernel or allocating the inputs.
+"""Per-case launch facts: for every CASE, the kernels `entry` launches, their grid, the arguments Triton
+specializes as divisible by 16 and which data each tensor argument is, captured without running a kernel.
 
 The task's `make_inputs` and `entry` run under torch's FakeTensorMode (shapes, strides and dtypes, no storage)
-while Triton's launch is intercepted (kopt.harness.compile.intercept_launches, Triton's own binder). Diagnosis
+while Triton's launch is intercepted (kopt.harness.compile.intercept_launches, Triton's own binder); only inputs
+whose making reads a generated value are made for real on the CPU, as compiling a case does. Diagnosis
 compiles one case; these facts say what the other cases do: a grid of a few dozen programs on a 132-SM GPU, or
 an odd row length that drops the 16-divisibility of a stride or mask bound so every access of that case goes
 scalar while the aligned cases run near the roofline.
@@ -17,10 +18,9 @@ import math
 import textwrap
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
-from kopt.vocabulary import FINDING_IDS, Evidence, Finding
+from kopt.vocabulary import Evidence, Finding
 
 # SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
 SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
@@ -30,12 +30,6 @@ MISALIGNED_CONFIDENCE = 0.8
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
-MANY_LAUNCHES = 16  # launches of one case before their fixed cost is worth weighing against the bytes
-LAUNCH_SECONDS = 4e-6  # fixed cost of one launch (host launch path + GPU kernel start), a conservative floor
-HBM_BYTES_PER_SECOND = 3.35e12  # H100 SXM, the slowest Hopper part: memory time is not underestimated
-UNFUSED_CONFIDENCE = 0.85
-EXTRA_TRAFFIC = 0.25  # share of a case's bytes that re-reads or intermediates must reach to be worth a finding
-SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
 TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
 TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
@@ -289,7 +283,10 @@ def _slow(roofline: dict[int, float] | None, cases: list[int]) -> str:
 def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = None) -> list[Finding]:
     """Launch-level root causes: a grid below the SM count on some cases (low_occupancy, tiny grid), and cases
     whose specialization drops 16-divisibility on address/mask arguments (misaligned_access).
-    `roofline` (case -> fraction of the roofline, when measured) weighs a cause by how slow its cases are."""
+    `roofline` (case -> fraction of the roofline, when measured) weighs a cause by how slow its cases are.
+    The mechanisms behind them (launch_causes.py) come with them: unfused launches, unsplit serial loops."""
+    from kopt.diagnose import launch_causes
+
     out = []
     n_cases = max(1, len({l.case for l in facts.launches}))
     tiny: dict[int, list[CaseLaunch]] = {}
@@ -316,7 +313,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "or looped dimension across programs (partials + a second pass, or atomics), or use smaller tiles"],
         ))
         out[-1].message += f" ({what})" if len(what) < 300 else ""
-        out += serial_findings(out[-1], {l.kernel for ls in tiny.values() for l in ls}, path)
+        out += launch_causes.serial_findings(out[-1], {l.kernel for ls in tiny.values() for l in ls}, path)
     small = [l for l in facts.launches if l.tensor_bytes and l.programs >= MANY_PROGRAMS * facts.sms
              and l.tensor_bytes / l.programs <= TINY_PROGRAM_BYTES]
     if small:
@@ -335,6 +332,10 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
              for l in small],
             _lines(small), ["each program should move several KB: cover more rows/tokens per program (2-D tiles) or flatten "
                  "the grid so no lanes sit masked"]))
+        if launch_causes.entity_grid(path, small[0].kernel):  # the tile is the problem's row: raising a block cannot help
+            out[-1].message += ": one program per item of the grid's axes, whatever the kernel's tile"
+            out[-1].evidence[0].data.update(explains=["small_block", "non_vectorized_load"],
+                                            others=sorted({l.kernel for l in facts.launches} - {small[0].kernel}))
     bad: dict[int, list[tuple[CaseLaunch, list[str]]]] = {}
     for l in facts.launches:
         args = l.misaligned()
@@ -364,114 +365,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "elements, split off an unmasked aligned body (mask only the tail), or read from the 16-byte-"
                  "aligned address below the row start"],
         ))
-    return out + unfused_findings(facts, path)
-
-
-def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str]]:
-    """(bytes the case's launches move, bytes its inputs and outputs hold, the large avoidable transfers, the kernels
-    that make them: those re-reading an input, and those writing an intermediate).
-
-    Each launch moves the tensors it loads through and stores through. The case must read its inputs once and
-    write its outputs once; an input read by several launches, or an intermediate one launch writes and another
-    reads back, is traffic one kernel keeping the data on chip would not pay."""
-    reads: dict[tuple, list[CaseLaunch]] = {}
-    writes: dict[tuple, list[CaseLaunch]] = {}
-    size: dict[tuple, int] = {}
-    for l in (l for l in facts.launches if l.case == case):
-        for arg, (key, nbytes) in l.tensors.items():
-            size[key] = nbytes
-            for accessed, by in ((l.reads, reads), (l.writes, writes)):
-                if arg in accessed:
-                    by.setdefault(key, []).append(l)
-    moved = sum(size[k] * len(ls) for by in (reads, writes) for k, ls in by.items())
-    inputs, outputs = facts.inputs.get(case, {}), facts.outputs.get(case, {})
-    needed = sum(inputs.values()) + sum(outputs.values())
-    what, kernels = [], set()
-    for key, ls in sorted(reads.items(), key=lambda kv: -size[kv[0]]):
-        if size[key] < EXTRA_TRAFFIC * needed:
-            continue
-        if key[0] in inputs and len(ls) > 1:
-            what.append(f"an input of {size[key] / 1e6:.0f} MB is read by {len(ls)} launches ({', '.join(l.kernel for l in ls)})")
-            kernels |= {l.kernel for l in ls}
-        elif key[0] not in inputs and key[0] not in outputs and key in writes:
-            what.append(f"an intermediate of {size[key] / 1e6:.0f} MB is written by {writes[key][0].kernel} and read "
-                        f"back by {', '.join(sorted({l.kernel for l in ls}))}")
-            kernels |= {l.kernel for l in writes[key]}
-    return moved, needed, what, kernels
-
-
-def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Finding]:
-    """serial_reduction beside a tiny grid whose kernel walks a runtime-length axis whole in every program, carrying
-    an accumulator: the grid spans only the other axes, so the reduction (or scan) is what keeps it small, and
-    splitting it across programs (partials and a second pass) is the fix. It ranks just under the tiny grid it
-    names the mechanism of: a blocked loop is an ordinary reduction, costly only because the grid is small."""
-    from kopt.diagnose.l1_detectors import serial_loops
-    from kopt.diagnose.l1_source import KernelScan, TaskSource
-
-    try:
-        module = TaskSource(ast.parse(Path(path).read_text()))
-    except (OSError, SyntaxError, ValueError):
-        return []
-    out = []
-    for name in sorted(kernels & set(module.kernels)):
-        loops = serial_loops(KernelScan(module, module.kernels[name]))
-        if not loops:
-            continue
-        loop, carried = loops[0]
-        call = loop.iter
-        axis = ast.unparse(call.args[1] if len(call.args) > 1 else call.args[0])
-        out.append(Finding(
-            "serial_reduction", "L1",
-            f"{name}: every program walks the whole {axis} axis (line {loop.lineno}) into {', '.join(carried)}, so "
-            f"the grid spans only the other axes: {tiny_grid.message.split(': ', 1)[1].split(' (')[0]}",
-            round(tiny_grid.confidence * SERIAL_SHARE, 2),
-            [Evidence("L1", "source", f"loop over {ast.unparse(loop.target)} in range({', '.join(ast.unparse(a) for a in call.args)})"
-                      f" carries {', '.join(carried)} across iterations; its range does not depend on program_id",
-                      {"kernel": name, "axis": axis, "carried": carried}, f"{path}:{loop.lineno}"),
-             *tiny_grid.evidence[:2]],
-            [loop.lineno], [f"split the {axis} axis across programs: each reduces a slab into partials, a second "
-                            "pass (or atomics) combines them; a scan carries each slab's total"]))
-    return out
-
-
-def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
-    """unfused_ops from the launches themselves: cases whose kernels re-read inputs or round-trip intermediates
-    through memory for a large share of their bytes, and cases of so many launches that their fixed cost
-    outweighs the time their bytes take (one launch per tensor of a list). Findings about the kernels that a fused
-    kernel would replace are explained by it."""
-    n_cases = max(1, len({l.case for l in facts.launches}))
-    evidence, kernels, shares = [], set(), []
-    for case in sorted({l.case for l in facts.launches}):
-        launches = [l for l in facts.launches if l.case == case]
-        moved, needed, what, involved = _traffic(facts, case)
-        extra = (moved - needed) / moved if moved else 0.0
-        if what and extra >= EXTRA_TRAFFIC:
-            shares.append(min(1.0, 2 * extra))
-            kernels |= involved
-            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {'; '.join(what[:3])}: "
-                                     f"{moved / 1e6:.0f} MB moved for {needed / 1e6:.0f} MB of inputs and outputs",
-                                     {"case": case, "moved": moved, "needed": needed}, launches[0].site or path))
-        overhead = len(launches) * LAUNCH_SECONDS
-        memory = sum(l.tensor_bytes for l in launches) / HBM_BYTES_PER_SECOND
-        if len(launches) >= MANY_LAUNCHES and overhead >= memory:
-            shares.append(min(1.0, overhead / memory / 2) if memory else 1.0)
-            kernels |= {l.kernel for l in launches}
-            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {len(launches)} launches "
-                                     f"(~{overhead * 1e6:.0f} us of fixed launch cost) for ~{memory * 1e6:.0f} us of "
-                                     "memory traffic", {"case": case, "launches": len(launches)},
-                                     launches[0].site or path))
-    if not evidence:
-        return []
-    confidence = UNFUSED_CONFIDENCE * max(shares) * (0.6 + 0.4 * len(evidence) / n_cases)
-    evidence[0].data.update(explains=sorted(FINDING_IDS.keys() - {"unfused_ops", "compile_failure"}),
-                            others=sorted({l.kernel for l in facts.launches} - kernels))
-    return [Finding(
-        "unfused_ops", "L1", f"{', '.join(sorted(kernels))}: the entry's launches move far more than one kernel "
-        f"would: {evidence[0].summary.split(': ', 1)[1]}", round(confidence, 2), evidence,
-        _lines(l for l in facts.launches if l.kernel in kernels),
-        ["one kernel (or fewer launches) must do the work: keep data on chip across the passes (online/one-pass "
-         "algorithms, epilogue fusion), index shared data instead of copying it, batch many small tensors into "
-         "one launch"])]
+    return out + launch_causes.unfused_findings(facts, path)
 
 
 def _weight(roofline: dict[int, float] | None, cases: list[int]) -> float:

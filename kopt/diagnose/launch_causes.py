@@ -1,0 +1,165 @@
+"""Mechanisms behind the launch facts (launch_facts.py): what the launches of one entry say about how the work is
+split, read from the captured launches and the task's source together.
+
+- unfused_ops: the entry's kernels re-read an input or round-trip an intermediate through memory for a large share
+  of their bytes, or launch so many times that the fixed cost of the launches outweighs the time of their bytes;
+- serial_reduction: a tiny grid whose kernel walks a runtime-length axis whole in every program;
+- a grid of one program per item (token, head, row) that no block size can coarsen: too_many_programs explains
+  the small tiles it compiles to.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines
+from kopt.vocabulary import FINDING_IDS, Evidence, Finding
+
+MANY_LAUNCHES = 16  # launches of one case before their fixed cost is worth weighing against the bytes
+LAUNCH_SECONDS = 4e-6  # fixed cost of one launch (host launch path + GPU kernel start), a conservative floor
+HBM_BYTES_PER_SECOND = 3.35e12  # H100 SXM, the slowest Hopper part: memory time is not underestimated
+UNFUSED_CONFIDENCE = 0.85
+EXTRA_TRAFFIC = 0.25  # share of a case's bytes that re-reads or intermediates must reach to be worth a finding
+GRID_SHAPE = ["low_occupancy", "too_many_programs", "tail_effect"]
+ALL_BUT_FUSION = sorted(FINDING_IDS.keys() - {"unfused_ops", "compile_failure"})
+SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
+
+
+def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str], set[str]]:
+    """(bytes the case's launches move, bytes its inputs and outputs hold, the large avoidable transfers, the kernels
+    re-reading an input, the kernels writing an intermediate).
+
+    Each launch moves the tensors it loads through and stores through. The case must read its inputs once and
+    write its outputs once; an input read by several launches, or an intermediate one launch writes and another
+    reads back, is traffic one kernel keeping the data on chip would not pay."""
+    reads: dict[tuple, list[CaseLaunch]] = {}
+    writes: dict[tuple, list[CaseLaunch]] = {}
+    size: dict[tuple, int] = {}
+    for l in (l for l in facts.launches if l.case == case):
+        for arg, (key, nbytes) in l.tensors.items():
+            size[key] = nbytes
+            for accessed, by in ((l.reads, reads), (l.writes, writes)):
+                if arg in accessed:
+                    by.setdefault(key, []).append(l)
+    moved = sum(size[k] * len(ls) for by in (reads, writes) for k, ls in by.items())
+    inputs, outputs = facts.inputs.get(case, {}), facts.outputs.get(case, {})
+    needed = sum(inputs.values()) + sum(outputs.values())
+    what, rereaders, writers = [], set(), set()
+    for key, ls in sorted(reads.items(), key=lambda kv: -size[kv[0]]):
+        if size[key] < EXTRA_TRAFFIC * needed:
+            continue
+        if key[0] in inputs and len(ls) > 1:
+            what.append(f"an input of {size[key] / 1e6:.0f} MB is read by {len(ls)} launches ({', '.join(l.kernel for l in ls)})")
+            rereaders |= {l.kernel for l in ls}
+        elif key[0] not in inputs and key[0] not in outputs and key in writes:
+            what.append(f"an intermediate of {size[key] / 1e6:.0f} MB is written by {writes[key][0].kernel} and read "
+                        f"back by {', '.join(sorted({l.kernel for l in ls}))}")
+            writers |= {l.kernel for l in writes[key]}
+    return moved, needed, what, rereaders, writers
+
+
+def entity_grid(path: str, kernel: str) -> bool:
+    """Whether every launch of `kernel` in the task file sizes its grid from the problem alone: no tile constexpr
+    of the launch (by name, by the names its value is computed from, or by its literal value) appears in the grid,
+    so the grid is one program per token, head or row and the tile is whatever that item holds."""
+    from kopt.diagnose.l1_source import TaskSource, const_value, names_in
+
+    try:
+        module = TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    definition = module.kernels.get(kernel)
+    if definition is None or not definition.launches:
+        return False
+    for site in definition.launches:
+        if site.grid is None:
+            return False
+        words = names_in(site.grid) | {n.value for n in ast.walk(site.grid) if isinstance(n, ast.Constant)}
+        bound = dict(zip(definition.params, site.node.args)) | {k.arg: k.value for k in site.node.keywords if k.arg}
+        for name, value in bound.items():
+            if name in definition.constexprs and (name in words or names_in(value) & words
+                                                   or const_value(value, site.env) in words - {0, 1, None}):
+                return False
+    return True
+
+
+def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Finding]:
+    """serial_reduction beside a tiny grid whose kernel walks a runtime-length axis whole in every program, carrying
+    an accumulator: the grid spans only the other axes, so the reduction (or scan) is what keeps it small, and
+    splitting it across programs (partials and a second pass) is the fix. It ranks just under the tiny grid it
+    names the mechanism of: a blocked loop is an ordinary reduction, costly only because the grid is small."""
+    from kopt.diagnose.l1_detectors import serial_loops
+    from kopt.diagnose.l1_source import KernelScan, TaskSource
+
+    try:
+        module = TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out = []
+    for name in sorted(kernels & set(module.kernels)):
+        loops = serial_loops(KernelScan(module, module.kernels[name]))
+        if not loops:
+            continue
+        loop, carried = loops[0]
+        call = loop.iter
+        axis = ast.unparse(call.args[1] if len(call.args) > 1 else call.args[0])
+        out.append(Finding(
+            "serial_reduction", "L1",
+            f"{name}: every program walks the whole {axis} axis (line {loop.lineno}) into {', '.join(carried)}, so "
+            f"the grid spans only the other axes: {tiny_grid.message.split(': ', 1)[1].split(' (')[0]}",
+            round(tiny_grid.confidence * SERIAL_SHARE, 2),
+            [Evidence("L1", "source", f"loop over {ast.unparse(loop.target)} in range({', '.join(ast.unparse(a) for a in call.args)})"
+                      f" carries {', '.join(carried)} across iterations; its range does not depend on program_id",
+                      {"kernel": name, "axis": axis, "carried": carried}, f"{path}:{loop.lineno}"),
+             *tiny_grid.evidence[:2]],
+            [loop.lineno], [f"split the {axis} axis across programs: each reduces a slab into partials, a second "
+                            "pass (or atomics) combines them; a scan carries each slab's total"]))
+    return out
+
+
+def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
+    """unfused_ops from the launches themselves: cases whose kernels re-read inputs or round-trip intermediates
+    through memory for a large share of their bytes, and cases of so many launches that their fixed cost
+    outweighs the time their bytes take (one launch per tensor of a list).
+
+    What it explains: every finding about a kernel that only writes an intermediate, or that is launched over and
+    over (fusing removes it or its launches); the grid-shape findings of kernels that re-read an input."""
+    launched = {l.kernel for l in facts.launches}
+    evidence, kernels, shares, cases = [], set(), [], set()
+    for case in sorted({l.case for l in facts.launches}):
+        launches, found = [l for l in facts.launches if l.case == case], len(evidence)
+        moved, needed, what, rereaders, writers = _traffic(facts, case)
+        extra = (moved - needed) / moved if moved else 0.0
+        if what and extra >= EXTRA_TRAFFIC:
+            shares.append(min(1.0, 2 * extra))
+            kernels |= rereaders | writers
+            claim = {"explains": ALL_BUT_FUSION, "others": sorted(launched - writers)} if writers else {
+                "explains": GRID_SHAPE, "others": sorted(launched - rereaders)}
+            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {'; '.join(what[:3])}: "
+                                     f"{moved / 1e6:.0f} MB moved for {needed / 1e6:.0f} MB of inputs and outputs",
+                                     {"case": case, "moved": moved, "needed": needed, **claim},
+                                     launches[0].site or path))
+        overhead = len(launches) * LAUNCH_SECONDS
+        memory = sum(l.tensor_bytes for l in launches) / HBM_BYTES_PER_SECOND
+        if len(launches) >= MANY_LAUNCHES and overhead >= memory:
+            shares.append(min(1.0, overhead / memory / 2) if memory else 1.0)
+            repeated = {l.kernel for l in launches}
+            kernels |= repeated
+            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {len(launches)} launches "
+                                     f"(~{overhead * 1e6:.0f} us of fixed launch cost) for ~{memory * 1e6:.0f} us of "
+                                     "memory traffic", {"case": case, "launches": len(launches),
+                                                        "explains": ALL_BUT_FUSION, "others": sorted(launched - repeated)},
+                                     launches[0].site or path))
+        cases |= {case} if len(evidence) > found else set()
+    if not evidence:
+        return []
+    n_cases = max(1, len({l.case for l in facts.launches}))
+    confidence = UNFUSED_CONFIDENCE * max(shares) * (0.6 + 0.4 * len(cases) / n_cases)
+    return [Finding(
+        "unfused_ops", "L1", f"{', '.join(sorted(kernels))}: the entry's launches move far more than one kernel "
+        f"would: {evidence[0].summary.split(': ', 1)[1]}", round(confidence, 2), evidence,
+        _lines(l for l in facts.launches if l.kernel in kernels),
+        ["one kernel (or fewer launches) must do the work: keep data on chip across the passes (online/one-pass "
+         "algorithms, epilogue fusion), index shared data instead of copying it, batch many small tensors into "
+         "one launch"])]
