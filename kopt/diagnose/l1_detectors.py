@@ -403,6 +403,9 @@ def _two_pass_loads(s: KernelScan) -> list[Signal]:
             for ptr, lines in passes.items() if len(lines) >= 2]
 
 
+WIDTH_FINDINGS = ("misaligned_access", "masked_access", "non_vectorized_load")  # secondary in an ALU-bound kernel
+
+
 def _explains(s: KernelScan, *ids: str, **more: Any) -> dict[str, Any]:
     """Signal data saying which findings about this kernel the signal's mechanism explains (escalate.causes_first)."""
     return {"explains": list(ids), "others": sorted(set(s.m.kernels) - {s.fn.name}), **more}
@@ -430,8 +433,9 @@ def _axis(call: ast.Call, env: dict[str, Any]) -> Any:
 def _broadcast_matmul(s: KernelScan) -> list[Signal]:
     """tl.sum(a[:, None, :] * b[None, :, :], axis=2): two tiles broadcast against each other on different axes and
     reduced over an axis both keep is a matrix product. Written this way it runs on FMA units and holds the whole
-    M x N x K product in registers; tl.dot would use tensor cores. (A matrix-vector product keeps rank 2 and is
-    left alone: it is bandwidth bound either way.)"""
+    M x N x K product in registers (hence small K slices, layout conversions, spills); tl.dot would use tensor
+    cores. FMA-bound, the kernel's access widths are secondary. (A matrix-vector product keeps rank 2 and is left
+    alone: it is bandwidth bound either way.)"""
     out = []
     for call in s.tl_calls("sum"):
         product = call.args[0] if call.args else None
@@ -448,11 +452,10 @@ def _broadcast_matmul(s: KernelScan) -> list[Signal]:
             out.append(Signal("broadcast_matmul", s.fn.name, [call.lineno],
                               f"tl.sum({ast.unparse(product)}, axis={axis}) is a matrix product done as a broadcast "
                               "multiply and a reduction: FMA units, no tensor cores", _explains(
-                                  s, "small_block", "layout_conversion", "register_spill", "non_vectorized_load")))
+                                  s, "small_block", "layout_conversion", "register_spill", *WIDTH_FINDINGS)))
     return out
 
 
-WIDTH_FINDINGS = ("misaligned_access", "masked_access", "non_vectorized_load")  # secondary in an ALU-bound kernel
 TRANSCENDENTALS = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "div_rn", "fdiv", "sigmoid", "erf"}
 
 

@@ -18,7 +18,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from kopt.diagnose.escalate import SYMPTOMS
+from kopt.diagnose.escalate import symptom
 from kopt.output import console as rich_console
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
@@ -133,7 +133,7 @@ def next_commands(finding: Finding, task: str, compiles: bool = True) -> list[st
     line = finding.kernel_lines[0] if finding.kernel_lines else None
     if finding.id == "compile_failure":
         return [f"fix {shown_path(task)}{f':{line}' if line else ''}, then: kopt diagnose {quoted}"]
-    if finding.id in SYMPTOMS:
+    if symptom(finding):
         return [f"kopt diagnose {quoted} --level L3  (the lowered code says why)"]
     commands = [f"kopt optimize {quoted}"] if finding.patterns and compiles else []
     if line:
