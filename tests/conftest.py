@@ -123,7 +123,8 @@ SLOW = {
 # once per worker that runs one of its module's tests, so each module below, whose fixture is costly (an index, a
 # compile, a warm worker, a trained model) or whose tests meet in shared state (the containment module's marked
 # children, the concurrency modules' process pools), goes whole to one worker: its group. The MCP modules share
-# the session's patterns index (patterns_index_env), so they are one group.
+# the session's patterns index (patterns_index_env), so they are one group. Every other test goes wherever a worker
+# is free.
 GROUPS = {
     "test_ascend.py": "ascend", "test_ascend_diagnose.py": "ascend_diagnose", "test_ask.py": "ask",
     "test_compile_worker.py": "compile_worker", "test_containment.py": "containment",
@@ -138,7 +139,7 @@ GROUPS = {
 ALONE = {"test_containment.py::test_a_fork_bomb_is_stopped"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects, so `-m "not slow"` sees the marks; before xdist reads the groups
+@pytest.hookimpl(tryfirst=True)  # before -m selects, so `-m "not slow"` sees the marks
 def pytest_collection_modifyitems(config, items):
     matched = set()
     for item in items:
@@ -148,14 +149,29 @@ def pytest_collection_modifyitems(config, items):
                 matched.add(key)
             if key in ALONE:
                 item.add_marker(pytest.mark.alone)
-        if item.path.name in GROUPS:
-            item.add_marker(pytest.mark.xdist_group(GROUPS[item.path.name]))
     if not any("::" in arg for arg in config.args):  # whole modules were collected: every entry must still name a test
         collected = {item.path.name for item in items}
         stale = sorted(key for key in SLOW - matched if key.split("::")[0] in collected)
         if stale:  # a warning, not an error: a renamed test only moves to the fast tier
             warnings.warn(pytest.PytestConfigWarning(f"tests/conftest.py SLOW names tests that do not exist: "
                                                      f"{', '.join(stale)}"), stacklevel=2)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # a pytest-xdist hook (without xdist, never called), before its own
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups of GROUPS. xdist's own reads `xdist_group` marks through `item._nodeid`,
+    which pytest 9.2 no longer reads (the marks were silently ignored), so the groups are named here by module."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        """A work unit is a group of GROUPS, or else one test; the largest units are handed out first."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return GROUPS.get(Path(nodeid.split("::", 1)[0]).name, nodeid)
+
+    return ModuleGroups(config, log)
 
 
 @pytest.hookimpl(wrapper=True)
