@@ -74,6 +74,10 @@ def test_tools_search_compile_diagnose(workspace, env):
         hits = found.structured_content["hits"]
         assert hits and all(h["cite"].count("@") == 1 for h in hits)
         assert any("autotune" in h["text"].lower() for h in hits)
+        graph = await s.call_tool("search", {"query": "autotune block sizes num_warps", "corpus": ["patterns"], "k": 3,
+                                             "mode": "hybrid+graph"})
+        assert not graph.is_error, graph.content
+        assert graph.structured_content["hits"]
 
         progress: list[tuple[float, str | None]] = []
 
