@@ -170,6 +170,36 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+# the kernel works on an fp32 copy of a bf16 input, and the result is cast back in torch
+CAST_AROUND = HEADER + '''
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, 0.5 * x * (1 + tl.erf(x * 0.7071067811865476)), mask=offs < n)
+
+
+def entry(x):
+    x32 = x.float()
+    y = torch.empty_like(x32)
+    gelu_kernel[(triton.cdiv(x32.numel(), 4096),)](x32, y, x32.numel(), BLOCK=4096)
+    return y.to(x.dtype)
+
+
+def reference(x):
+    return torch.nn.functional.gelu(x.float()).to(x.dtype)
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["n"]).to(torch.bfloat16).to(device),)
+
+
+CASES = [{"n": 1 << 26}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
 # one program per (token, head): each moves one 64-value head vector, whatever a block size could be
 PER_HEAD = HEADER + '''
 
@@ -365,3 +395,11 @@ def test_an_fp64_accumulator_alone_claims_no_alu_bound(tmp_path):
     '''))
     (finding,) = [f for f in triage(path) if f.id == "compute_bound"]
     assert finding.confidence < 0.4 and not any(e.data.get("explains") for e in finding.evidence)
+
+
+def test_torch_casts_around_the_kernel_are_unfused_traffic(tmp_path):
+    path = _task(tmp_path, "gelu_cast", CAST_AROUND)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    assert set(facts.torch_ops[0]) == {"_to_copy"}  # x.float() and y.to(bf16); empty_like moves nothing
+    (unfused,) = [f for f in launch_facts.findings(facts, str(path)) if f.id == "unfused_ops"]
+    assert "torch ops move 805 MB outside the kernels (_to_copy 805 MB)" in unfused.message

@@ -2,7 +2,8 @@
 split, read from the captured launches and the task's source together.
 
 - unfused_ops: the entry's kernels re-read an input or round-trip an intermediate through memory for a large share
-  of their bytes, or launch so many times that the fixed cost of the launches outweighs the time of their bytes;
+  of their bytes, its torch ops move a large share of the bytes outside the kernels, or it launches so many times
+  that the fixed cost of the launches outweighs the time of their bytes;
 - serial_reduction: a tiny grid whose kernel walks a runtime-length axis whole in every program;
 - a grid of one program per item (token, head, row) that no block size can coarsen: too_many_programs explains
   the small tiles it compiles to.
@@ -120,7 +121,8 @@ def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Fi
 
 def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     """unfused_ops from the launches themselves: cases whose kernels re-read inputs or round-trip intermediates
-    through memory for a large share of their bytes, and cases of so many launches that their fixed cost
+    through memory for a large share of their bytes, whose entry moves a large share of the bytes in torch ops
+    around the kernels (a clone, a cast, an epilogue), and cases of so many launches that their fixed cost
     outweighs the time their bytes take (one launch per tensor of a list).
 
     What it explains: every finding about a kernel that only writes an intermediate, or that is launched over and
@@ -139,6 +141,15 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
             evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {'; '.join(what[:3])}: "
                                      f"{moved / 1e6:.0f} MB moved for {needed / 1e6:.0f} MB of inputs and outputs",
                                      {"case": case, "moved": moved, "needed": needed, **claim},
+                                     launches[0].site or path))
+        outside = sum(facts.torch_ops.get(case, {}).values())
+        if outside and outside >= EXTRA_TRAFFIC * (moved + outside):
+            shares.append(min(1.0, 2 * outside / (moved + outside)))
+            kernels |= {l.kernel for l in launches}
+            ops = sorted(facts.torch_ops[case].items(), key=lambda kv: -kv[1])
+            evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: the entry's torch ops move "
+                                     f"{outside / 1e6:.0f} MB outside the kernels ({', '.join(f'{op} {b / 1e6:.0f} MB' for op, b in ops[:3])}) "
+                                     f"beside the kernels' {moved / 1e6:.0f} MB", {"case": case, "torch_ops": dict(ops)},
                                      launches[0].site or path))
         overhead = len(launches) * LAUNCH_SECONDS
         memory = sum(l.tensor_bytes for l in launches) / HBM_BYTES_PER_SECOND

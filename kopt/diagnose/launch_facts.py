@@ -74,6 +74,7 @@ class LaunchFacts:
     sms: int = DEFAULT_SMS
     inputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of the entry's inputs
     outputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of what the entry returned
+    torch_ops: dict[int, dict[str, int]] = field(default_factory=dict)  # case -> torch op -> bytes it moved in entry
 
 
 def kernel_shares(facts: LaunchFacts) -> dict[str, float]:
@@ -178,12 +179,14 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
             continue
         with fake_tensors():
             facts.inputs[index] = _storages(inputs)
-            with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)):
+            with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)), \
+                    _TorchTraffic() as torch_ops:
                 try:
                     facts.outputs[index] = _storages(task.entry(*inputs))
                 except Exception as exc:
                     if not launches:
                         facts.skipped[index] = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
+        facts.torch_ops[index] = torch_ops.moved
         for launch in launches:
             names = list(launch.signature)
             divisible = {names[p[0]] for p, attrs in launch.attrs.items() if len(p) == 1
@@ -214,6 +217,42 @@ def _inputs(task: Any, case: dict) -> tuple:
         except DataDependentOutputException:
             pass
     return task.make_inputs(case, "cpu", 0)
+
+
+# torch ops that move no data (views, allocation, metadata) or only initialize a buffer
+FREE_TORCH_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "view", "_unsafe_view",
+                  "as_strided", "t", "transpose", "permute", "expand", "slice", "select", "unsqueeze", "squeeze",
+                  "detach", "alias", "lift_fresh", "split", "split_with_sizes", "chunk", "unbind", "diagonal",
+                  "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_", "arange",
+                  "scalar_tensor", "_local_scalar_dense", "view_as_real", "view_as_complex", "unfold", "narrow"}
+
+
+class _TorchTraffic:
+    """Within this block, the bytes each torch op moves (its tensor arguments and results), by op name: the work an
+    entry does outside its Triton kernels (casts, copies, elementwise math, concatenations)."""
+
+    def __enter__(self) -> _TorchTraffic:
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+
+        moved: dict[str, int] = {}
+
+        class Recorder(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                name = func.overloadpacket.__name__
+                made = [t for t in tree_leaves(out) if hasattr(t, "element_size")]
+                if made and name not in FREE_TORCH_OPS:  # an op without a tensor result (x.device) moves nothing
+                    tensors = made + [t for t in tree_leaves((args, kwargs)) if hasattr(t, "element_size")]
+                    moved[name] = moved.get(name, 0) + sum(t.numel() * t.element_size() for t in tensors)
+                return out
+
+        self.moved, self._mode = moved, Recorder()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
 
 
 def _storages(value: Any) -> dict:
