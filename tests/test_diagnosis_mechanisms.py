@@ -200,6 +200,36 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+# a whole row per program on one warp: 8192 floats give each of 32 threads 256 values
+ROW_ON_ONE_WARP = HEADER + '''
+
+@triton.jit
+def row_scale_kernel(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * N + cols, mask=cols < N, other=0.0)
+    tl.store(y_ptr + tl.program_id(0) * N + cols, x / tl.max(tl.abs(x), axis=0), mask=cols < N)
+
+
+def entry(x):
+    M, N = x.shape
+    y = torch.empty_like(x)
+    row_scale_kernel[(M,)](x, y, N, BLOCK=triton.next_power_of_2(N), num_warps=1)
+    return y
+
+
+def reference(x):
+    return x / x.abs().amax(dim=1, keepdim=True)
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["M"], case["N"]).to(device),)
+
+
+CASES = [{"M": 4096, "N": 8192}, {"M": 4096, "N": 1000}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
 # one program per (token, head): each moves one 64-value head vector, whatever a block size could be
 PER_HEAD = HEADER + '''
 
@@ -403,3 +433,11 @@ def test_torch_casts_around_the_kernel_are_unfused_traffic(tmp_path):
     assert set(facts.torch_ops[0]) == {"_to_copy"}  # x.float() and y.to(bf16); empty_like moves nothing
     (unfused,) = [f for f in launch_facts.findings(facts, str(path)) if f.id == "unfused_ops"]
     assert "torch ops move 805 MB outside the kernels (_to_copy 805 MB)" in unfused.message
+
+
+def test_a_tile_past_the_registers_of_its_threads_is_a_spill_before_compiling(tmp_path):
+    path = _task(tmp_path, "row_scale", ROW_ON_ONE_WARP)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    (spill,) = launch_causes.spill_findings(facts, str(path))
+    assert [e.data["case"] for e in spill.evidence] == [0]  # N=1000: 1024 values on 32 threads fit
+    assert "8192-value tile on 32 threads: 256 values per thread" in spill.message

@@ -6,13 +6,17 @@ split, read from the captured launches and the task's source together.
   that the fixed cost of the launches outweighs the time of their bytes;
 - serial_reduction: a tiny grid whose kernel walks a runtime-length axis whole in every program;
 - a grid of one program per item (token, head, row) that no block size can coarsen: too_many_programs explains
-  the small tiles it compiles to.
+  the small tiles it compiles to;
+- register_spill before compiling: a case whose largest tile, at its own block sizes, gives each thread more values
+  than a thread has registers.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
+from typing import Any
 
 from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
@@ -24,6 +28,8 @@ UNFUSED_CONFIDENCE = 0.85
 EXTRA_TRAFFIC = 0.25  # share of a case's bytes that re-reads or intermediates must reach to be worth a finding
 GRID_SHAPE = ["low_occupancy", "too_many_programs", "tail_effect"]
 ALL_BUT_FUSION = sorted(FINDING_IDS.keys() - {"unfused_ops", "compile_failure"})
+REGISTERS_PER_THREAD = 255  # a thread's register file; a tile past it per thread must spill to local memory
+SPILL_CONFIDENCE = 0.7
 SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
 
 
@@ -174,3 +180,69 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
         ["one kernel (or fewer launches) must do the work: keep data on chip across the passes (online/one-pass "
          "algorithms, epilogue fusion), index shared data instead of copying it, batch many small tensors into "
          "one launch"])]
+
+
+def _tile_values(scan: Any, values: dict[str, Any]) -> int | None:
+    """Values of the kernel's largest tile at these constexpr values: an accumulator's tl.zeros/tl.full shape, or
+    the tl.arange sizes a tile spans (the two largest for a 2-D kernel; for a dot, M x N, not K)."""
+    from kopt.diagnose.l1_source import const_value
+
+    def size(node: ast.AST) -> Any:
+        return values.get(node.id, const_value(node, scan.m.constants)) if isinstance(node, ast.Name) else const_value(node, {})
+
+    shapes = []
+    for call in scan.tl_calls("zeros", "full"):
+        dims = call.args[0].elts if call.args and isinstance(call.args[0], (ast.Tuple, ast.List)) else []
+        sizes = [size(d) for d in dims]
+        if sizes and all(isinstance(v, int) for v in sizes):
+            shapes.append(math.prod(sizes))
+    aranges = {}
+    for call in scan.tl_calls("arange"):
+        if len(call.args) == 2 and isinstance(size(call.args[0]), int) and isinstance(size(call.args[1]), int):
+            name = call.args[1].id if isinstance(call.args[1], ast.Name) else call.lineno
+            if not ("dot" in scan.ops and isinstance(name, str) and name.upper().endswith("K")):
+                aranges[name] = size(call.args[1]) - size(call.args[0])
+    spans = sorted(aranges.values(), reverse=True)
+    if spans:
+        shapes.append(spans[0] * spans[1] if (scan.is_2d or "dot" in scan.ops) and len(spans) > 1 else spans[0])
+    return max(shapes, default=None)
+
+
+def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
+    """register_spill before compiling: cases whose largest tile gives each of the launch's threads more values
+    than the 255 registers a thread has (a 256 x 256 fp32 accumulator on 4 warps: 512 each). Compiling confirms it
+    (ptxas spill stores at L3)."""
+    from kopt.diagnose.l1_source import KernelScan, TaskSource
+
+    try:
+        module = TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found: dict[str, list[tuple[CaseLaunch, int, int]]] = {}
+    for l in facts.launches:
+        kernel = module.kernels.get(l.kernel)
+        if kernel is None or l.launch is None:
+            continue
+        names = list(l.launch.signature)
+        values = {names[p[0]]: v for p, v in l.launch.constexprs.items() if len(p) == 1 and isinstance(v, int)}
+        tile = _tile_values(KernelScan(module, kernel), values)
+        threads = 32 * int(l.launch.options.get("num_warps", 4))
+        if tile and tile / threads > REGISTERS_PER_THREAD:
+            found.setdefault(l.kernel, []).append((l, tile, threads))
+    n_cases = max(1, len({l.case for l in facts.launches}))
+    out = []
+    for kernel, hits in found.items():
+        cases = sorted({l.case for l, _, _ in hits})
+        worst = max(hits, key=lambda h: h[1] / h[2])
+        out.append(Finding(
+            "register_spill", "L1",
+            f"{kernel}: {len(cases)} of {n_cases} cases hold a {worst[1]}-value tile on {worst[2]} threads: "
+            f"{worst[1] // worst[2]} values per thread, past the {REGISTERS_PER_THREAD} registers a thread has",
+            round(SPILL_CONFIDENCE * (0.6 + 0.4 * len(cases) / n_cases), 2),
+            [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {tile}-value tile / {threads} threads = "
+                      f"{tile // threads} per thread", {"case": l.case, "tile": tile, "threads": threads}, l.site or path)
+             for l, tile, threads in hits],
+            _lines(l for l, _, _ in hits),
+            ["each thread must hold well under 255 tile values: more warps (num_warps up to 8 or 16), or a smaller tile"]))
+    return out
+
