@@ -230,6 +230,42 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+# an fp16 matmul whose K loop is launched with STAGES stages
+STAGED_MATMUL = HEADER + '''
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, K, N, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]),
+                     tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :]), acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def entry(a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float16)
+    mm_kernel[(M // 128, N // 128)](a, b, c, K, N, BM=128, BN=128, BK=64, num_stages=STAGES)
+    return c
+
+
+def reference(a, b):
+    return (a.float() @ b.float()).half()
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["M"], case["K"]).half().to(device), torch.randn(case["K"], case["N"]).half().to(device))
+
+
+CASES = [{"M": 4096, "N": 4096, "K": 4096}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
 # one program per (token, head): each moves one 64-value head vector, whatever a block size could be
 PER_HEAD = HEADER + '''
 
@@ -441,3 +477,12 @@ def test_a_tile_past_the_registers_of_its_threads_is_a_spill_before_compiling(tm
     (spill,) = launch_causes.spill_findings(facts, str(path))
     assert [e.data["case"] for e in spill.evidence] == [0]  # N=1000: 1024 values on 32 threads fit
     assert "8192-value tile on 32 threads: 256 values per thread" in spill.message
+
+
+@pytest.mark.parametrize("stages, flagged", [(1, True), (3, False)])
+def test_a_dot_loop_launched_single_staged_is_unpipelined_before_compiling(tmp_path, stages, flagged):
+    path = _task(tmp_path, "mm", STAGED_MATMUL.replace("STAGES", str(stages)))
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    found = launch_causes.pipelining_findings(facts, str(path))
+    assert bool(found) == flagged
+    assert not flagged or "num_stages=1 on 1 of 1 cases" in found[0].message

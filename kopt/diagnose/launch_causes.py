@@ -8,7 +8,8 @@ split, read from the captured launches and the task's source together.
 - a grid of one program per item (token, head, row) that no block size can coarsen: too_many_programs explains
   the small tiles it compiles to;
 - register_spill before compiling: a case whose largest tile, at its own block sizes, gives each thread more values
-  than a thread has registers.
+  than a thread has registers;
+- no_software_pipelining before compiling: a dot's K loop launched with num_stages=1.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ GRID_SHAPE = ["low_occupancy", "too_many_programs", "tail_effect"]
 ALL_BUT_FUSION = sorted(FINDING_IDS.keys() - {"unfused_ops", "compile_failure"})
 REGISTERS_PER_THREAD = 255  # a thread's register file; a tile past it per thread must spill to local memory
 SPILL_CONFIDENCE = 0.7
+UNPIPELINED_CONFIDENCE = 0.75
 SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
 
 
@@ -245,4 +247,34 @@ def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
             _lines(l for l, _, _ in hits),
             ["each thread must hold well under 255 tile values: more warps (num_warps up to 8 or 16), or a smaller tile"]))
     return out
+
+
+def pipelining_findings(facts: LaunchFacts, path: str) -> list[Finding]:
+    """no_software_pipelining before compiling: a kernel whose loop feeds tl.dot, launched with num_stages=1, so
+    the pipeliner keeps one buffer and every iteration waits for its own tiles to arrive."""
+    from kopt.diagnose.l1_source import TaskSource, loops_of, tl_name
+
+    try:
+        module = TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    hits: dict[str, list[CaseLaunch]] = {}
+    for l in facts.launches:
+        kernel = module.kernels.get(l.kernel)
+        if kernel is None or l.launch is None or l.launch.options.get("num_stages", 2) > 1:
+            continue
+        dot_loops = [loop.lineno for loop in loops_of(kernel.node) if any(
+            isinstance(c, ast.Call) and tl_name(c, module.aliases) == "dot" for st in loop.body for c in ast.walk(st))]
+        if dot_loops:
+            hits.setdefault(l.kernel, []).append(l)
+    n_cases = max(1, len({l.case for l in facts.launches}))
+    return [Finding(
+        "no_software_pipelining", "L1",
+        f"{kernel}: launched with num_stages=1 on {len({l.case for l in ls})} of {n_cases} cases: its K loop's tiles "
+        "are single-buffered, so each iteration waits on memory",
+        round(UNPIPELINED_CONFIDENCE * (0.6 + 0.4 * len({l.case for l in ls}) / n_cases), 2),
+        [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} num_stages=1", {"case": l.case},
+                  l.site or path) for l in ls],
+        _lines(ls), ["num_stages >= 2 (3-4 on Hopper) with the stages' shared memory inside the SM's budget"])
+        for kernel, ls in hits.items()]
 

@@ -404,7 +404,8 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
                  "elements, split off an unmasked aligned body (mask only the tail), or read from the 16-byte-"
                  "aligned address below the row start"],
         ))
-    return out + launch_causes.unfused_findings(facts, path) + launch_causes.spill_findings(facts, path)
+    return (out + launch_causes.unfused_findings(facts, path) + launch_causes.spill_findings(facts, path)
+            + launch_causes.pipelining_findings(facts, path))
 
 
 def _weight(roofline: dict[int, float] | None, cases: list[int]) -> float:
