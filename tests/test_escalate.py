@@ -46,10 +46,11 @@ def test_l1_stops_when_grounded(settings):
 
 def test_goes_to_l3_then_l4_when_the_l3_hypothesis_failed(settings):
     diag = diagnose(CASES / "matmul_no_pipeline.py", gpu=False, settings=settings)
-    runs = levels(diag)
-    assert runs["L2"].status == "skipped" and runs["L3"].status == "used"
-    assert diag.root_cause.id == "no_software_pipelining" and diag.root_cause.level == "L3"
-    assert runs["L4"].status == "not_needed"
+    runs = levels(diag)  # the launch's num_stages=1 grounds the hypothesis before compiling
+    assert runs["L1"].status == "used" and runs["L3"].status == runs["L4"].status == "not_needed"
+    assert diag.root_cause.id == "no_software_pipelining" and diag.root_cause.level == "L1"
+    deep = diagnose(CASES / "matmul_no_pipeline.py", level="L3", gpu=False, settings=settings)
+    assert deep.root_cause.id == "no_software_pipelining" and deep.root_cause.level == "L3"
     retry = diagnose(CASES / "matmul_no_pipeline.py", gpu=False, settings=settings, failed={"no_software_pipelining"})
     runs = levels(retry)
     assert runs["L4"].status == "used" and "kopt ingest" in runs["L4"].reason  # the empty index says what to ingest
