@@ -221,13 +221,17 @@ def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     except (OSError, SyntaxError, ValueError):
         return []
     found: dict[str, list[tuple[CaseLaunch, int, int]]] = {}
+    scans = {name: KernelScan(module, kernel) for name, kernel in module.kernels.items()}
+    tiles: dict[tuple, int | None] = {}  # (kernel, constexpr values) -> tile values: hundreds of launches share a few
     for l in facts.launches:
-        kernel = module.kernels.get(l.kernel)
-        if kernel is None or l.launch is None:
+        if l.kernel not in scans or l.launch is None:
             continue
         names = list(l.launch.signature)
         values = {names[p[0]]: v for p, v in l.launch.constexprs.items() if len(p) == 1 and isinstance(v, int)}
-        tile = _tile_values(KernelScan(module, kernel), values)
+        key = (l.kernel, tuple(sorted(values.items())))
+        if key not in tiles:
+            tiles[key] = _tile_values(scans[l.kernel], values)
+        tile = tiles[key]
         threads = 32 * int(l.launch.options.get("num_warps", 4))
         if tile and tile / threads > REGISTERS_PER_THREAD:
             found.setdefault(l.kernel, []).append((l, tile, threads))
@@ -258,14 +262,12 @@ def pipelining_findings(facts: LaunchFacts, path: str) -> list[Finding]:
         module = TaskSource(ast.parse(Path(path).read_text()))
     except (OSError, SyntaxError, ValueError):
         return []
+    dot_loops = {name: any(isinstance(c, ast.Call) and tl_name(c, module.aliases) == "dot"
+                           for loop in loops_of(kernel.node) for st in loop.body for c in ast.walk(st))
+                 for name, kernel in module.kernels.items()}
     hits: dict[str, list[CaseLaunch]] = {}
     for l in facts.launches:
-        kernel = module.kernels.get(l.kernel)
-        if kernel is None or l.launch is None or l.launch.options.get("num_stages", 2) > 1:
-            continue
-        dot_loops = [loop.lineno for loop in loops_of(kernel.node) if any(
-            isinstance(c, ast.Call) and tl_name(c, module.aliases) == "dot" for st in loop.body for c in ast.walk(st))]
-        if dot_loops:
+        if dot_loops.get(l.kernel) and l.launch is not None and l.launch.options.get("num_stages", 2) <= 1:
             hits.setdefault(l.kernel, []).append(l)
     n_cases = max(1, len({l.case for l in facts.launches}))
     return [Finding(
