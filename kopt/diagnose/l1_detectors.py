@@ -492,7 +492,7 @@ def _runtime_names(s: KernelScan) -> set[str]:
 
 
 DIVMOD_INSTRUCTIONS = 20  # SASS instructions of one 32-bit integer division or modulo by a runtime value
-ELEMENT_INSTRUCTION_BUDGET = 50  # integer instructions per element a bandwidth-bound kernel hides (H200: ~30 T/s vs ~600 G elements/s)
+ELEMENT_INSTRUCTION_BUDGET = 50  # integer work per element a bandwidth-bound kernel hides (H200: ~30 T/s, ~600 G elem/s)
 
 
 @detects("runtime_divmod")
@@ -551,6 +551,19 @@ def serial_loops(s: KernelScan) -> list[tuple[ast.For, list[str]]]:
     return out
 
 
+def _blocked(loop: ast.For, stop: ast.AST, blocks: set[str]) -> bool:
+    """Whether each iteration takes a block of the axis: range(cdiv(M, BLOCK_M)), or the loop variable times a
+    block constexpr (it * BLOCK_M) in the body."""
+    var = names_in(loop.target)
+
+    def scales(a: ast.AST, b: ast.AST) -> bool:
+        return bool(names_in(a) & var and names_in(b) & blocks)
+
+    return bool(names_in(stop) & blocks) or any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and (scales(n.left, n.right) or scales(n.right, n.left))
+        for st in loop.body for n in ast.walk(st))
+
+
 @detects("serial_chain")
 def _serial_chain(s: KernelScan) -> list[Signal]:
     """`for t in range(0, T)` over a runtime length, one row (a tile of the other axis) per iteration into a carried
@@ -558,16 +571,11 @@ def _serial_chain(s: KernelScan) -> list[Signal]:
     the axis cannot spread over programs. Scalar loads per iteration are scalar_loop's; a loop taking a block of
     rows per iteration (range(0, M, BLOCK_M), it * BLOCK_M) is an ordinary blocked reduction."""
     out = []
-    blocks = set(s.k.constexprs)
     for loop, carried in serial_loops(s):
         call = loop.iter
         stop = call.args[1] if len(call.args) > 1 else call.args[0]
         step = call.args[2] if len(call.args) > 2 else None
-        var = names_in(loop.target)
-        if (step is not None and const_value(step, s.m.constants) != 1) or names_in(stop) & blocks or any(
-                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and (
-                    (names_in(n.left) & var and names_in(n.right) & blocks) or (names_in(n.right) & var and names_in(n.left) & blocks))
-                for st in loop.body for n in ast.walk(st)):
+        if (step is not None and const_value(step, s.m.constants) != 1) or _blocked(loop, stop, set(s.k.constexprs)):
             continue
         out.append(Signal("serial_chain", s.fn.name, [loop.lineno],
                           f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) moves one row per "
