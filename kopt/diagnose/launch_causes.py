@@ -19,6 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from kopt.diagnose.l1_detectors import serial_loops
+from kopt.diagnose.l1_source import KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
 from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
@@ -33,6 +35,14 @@ REGISTERS_PER_THREAD = 255  # a thread's register file; a tile past it per threa
 SPILL_CONFIDENCE = 0.7
 UNPIPELINED_CONFIDENCE = 0.75
 SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
+
+
+def _module(path: str) -> TaskSource | None:
+    """The task file as L1 reads it, or None when it cannot be read."""
+    try:
+        return TaskSource(ast.parse(Path(path).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return None
 
 
 def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str], set[str]]:
@@ -72,11 +82,8 @@ def entity_grid(path: str, kernel: str) -> bool:
     """Whether every launch of `kernel` in the task file sizes its grid from the problem alone: no tile constexpr
     of the launch (by name, by the names its value is computed from, or by its literal value) appears in the grid,
     so the grid is one program per token, head or row and the tile is whatever that item holds."""
-    from kopt.diagnose.l1_source import TaskSource, const_value, names_in
-
-    try:
-        module = TaskSource(ast.parse(Path(path).read_text()))
-    except (OSError, SyntaxError, ValueError):
+    module = _module(path)
+    if module is None:
         return False
     definition = module.kernels.get(kernel)
     if definition is None or not definition.launches:
@@ -98,12 +105,8 @@ def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Fi
     an accumulator: the grid spans only the other axes, so the reduction (or scan) is what keeps it small, and
     splitting it across programs (partials and a second pass) is the fix. It ranks just under the tiny grid it
     names the mechanism of: a blocked loop is an ordinary reduction, costly only because the grid is small."""
-    from kopt.diagnose.l1_detectors import serial_loops
-    from kopt.diagnose.l1_source import KernelScan, TaskSource
-
-    try:
-        module = TaskSource(ast.parse(Path(path).read_text()))
-    except (OSError, SyntaxError, ValueError):
+    module = _module(path)
+    if module is None:
         return []
     out = []
     for name in sorted(kernels & set(module.kernels)):
@@ -187,7 +190,6 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
 def _tile_values(scan: Any, values: dict[str, Any]) -> int | None:
     """Values of the kernel's largest tile at these constexpr values: an accumulator's tl.zeros/tl.full shape, or
     the tl.arange sizes a tile spans (the two largest for a 2-D kernel; for a dot, M x N, not K)."""
-    from kopt.diagnose.l1_source import const_value
 
     def size(node: ast.AST) -> Any:
         return values.get(node.id, const_value(node, scan.m.constants)) if isinstance(node, ast.Name) else const_value(node, {})
@@ -214,11 +216,8 @@ def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     """register_spill before compiling: cases whose largest tile gives each of the launch's threads more values
     than the 255 registers a thread has (a 256 x 256 fp32 accumulator on 4 warps: 512 each). Compiling confirms it
     (ptxas spill stores at L3)."""
-    from kopt.diagnose.l1_source import KernelScan, TaskSource
-
-    try:
-        module = TaskSource(ast.parse(Path(path).read_text()))
-    except (OSError, SyntaxError, ValueError):
+    module = _module(path)
+    if module is None:
         return []
     found: dict[str, list[tuple[CaseLaunch, int, int]]] = {}
     scans = {name: KernelScan(module, kernel) for name, kernel in module.kernels.items()}
@@ -256,11 +255,8 @@ def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
 def pipelining_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     """no_software_pipelining before compiling: a kernel whose loop feeds tl.dot, launched with num_stages=1, so
     the pipeliner keeps one buffer and every iteration waits for its own tiles to arrive."""
-    from kopt.diagnose.l1_source import TaskSource, loops_of, tl_name
-
-    try:
-        module = TaskSource(ast.parse(Path(path).read_text()))
-    except (OSError, SyntaxError, ValueError):
+    module = _module(path)
+    if module is None:
         return []
     dot_loops = {name: any(isinstance(c, ast.Call) and tl_name(c, module.aliases) == "dot"
                            for loop in loops_of(kernel.node) for st in loop.body for c in ast.walk(st))
