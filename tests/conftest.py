@@ -58,6 +58,7 @@ SLOW = {
     "test_containment.py::test_a_timeout_kills_the_whole_tree_and_reraises",
     "test_containment.py::test_kopt_validate_json_says_which_sandbox_ran",
     "test_diagnose_report.py::test_report_of_the_example_reads_at_the_terminal_width",
+    "test_diagnosis_mechanisms.py::test_the_fixtures_compute_what_they_claim_in_the_interpreter",
     "test_doc_expansion.py::test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own",
     "test_doc_expansion.py::test_the_catalog_records_the_pairs_and_other_pairs_make_a_new_build",
     "test_symbol_graph.py::test_a_query_naming_only_the_pass_flag_finds_its_implementation_through_the_graph",
