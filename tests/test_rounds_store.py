@@ -97,13 +97,19 @@ def _committed(db: Path) -> int:
         return 0
 
 
-def _sandbox_child_running() -> bool:
-    """Is a sandbox worker (a child of the optimize run) alive? Read from /proc, Linux only."""
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+def _sandbox_child_running(ancestor: int) -> bool:
+    """Is a sandbox worker below `ancestor` (the optimize run) alive? Read from /proc, Linux only; the other xdist
+    worker (`make test` runs two) or another test on this machine may run its own."""
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if b"kopt.harness.worker" in cmdline.read_bytes():
+            if b"kopt.harness.worker" not in (proc / "cmdline").read_bytes():
+                continue
+            pid = int(proc.name)
+            while pid > 1 and pid != ancestor:
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # its parent
+            if pid == ancestor:
                 return True
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
     return False
 
@@ -121,7 +127,7 @@ def test_kill_9_mid_round_then_resume(tmp_path):
         time.sleep(0.2)
     assert _committed(db) == 1, proc.stderr.read().decode() if proc.poll() is not None else "no round committed in time"
     # Kill inside round 2, while its candidate runs in the sandbox child: a fixed sleep raced a fast round.
-    while not _sandbox_child_running() and time.monotonic() < deadline and proc.poll() is None:
+    while not _sandbox_child_running(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
