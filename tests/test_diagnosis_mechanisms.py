@@ -486,3 +486,12 @@ def test_a_dot_loop_launched_single_staged_is_unpipelined_before_compiling(tmp_p
     found = launch_causes.pipelining_findings(facts, str(path))
     assert bool(found) == flagged
     assert not flagged or "num_stages=1 on 1 of 1 cases" in found[0].message
+
+
+def test_inputs_made_for_real_stay_within_a_budget(tmp_path):
+    huge = PER_TENSOR.replace('CASES = [{"tensors": 40}]', 'CASES = [{"tensors": 40}, {"tensors": 2, "rows": 100_000}]')
+    huge = huge.replace("torch.randn(base * 1024 + i)", "torch.randn(case.get('rows', 1), base * 1024 + i)")
+    path = _task(tmp_path, "absmax_huge", huge)
+    facts = launch_facts.capture(load_task(path), "sm_90")  # case 1 would be 100_000 x ~1M floats per tensor
+    assert set(facts.skipped) == {1} and "MemoryError: over the 4 GB" in facts.skipped[1]
+    assert {l.case for l in facts.launches} == {0}

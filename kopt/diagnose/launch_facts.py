@@ -34,6 +34,7 @@ TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
 TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
 CASE_LAUNCHES = 4  # launches named per case in case_lines
+REAL_INPUT_BYTES = 4 << 30  # the most a case's inputs may take when made for real (make_inputs reads a generated value)
 
 
 @dataclass
@@ -206,7 +207,7 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
 
 def _inputs(task: Any, case: dict) -> tuple:
     """The case's inputs as fake tensors; made for real on the CPU (then faked) when make_inputs reads a value it
-    generated (int(torch.randint(...))), which fake tensors cannot give."""
+    generated (int(torch.randint(...))), which fake tensors cannot give, within REAL_INPUT_BYTES."""
     from torch._subclasses.fake_tensor import DataDependentOutputException
 
     from kopt.harness.compile import fake_tensors
@@ -216,7 +217,47 @@ def _inputs(task: Any, case: dict) -> tuple:
             return task.make_inputs(case, "cpu", 0)
         except DataDependentOutputException:
             pass
-    return task.make_inputs(case, "cpu", 0)
+    with _Allocating(REAL_INPUT_BYTES):
+        return task.make_inputs(case, "cpu", 0)
+
+
+class _Allocating:
+    """Within this block, torch may create at most `limit` bytes of tensors (counted as made, never freed): a
+    factory call that would pass it raises MemoryError before allocating, so a case of hundreds of GB is left out
+    with a reason instead of exhausting the machine."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def __enter__(self) -> None:
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+
+        limit, used = self.limit, [0]
+
+        def charge(nbytes: int) -> None:
+            used[0] += nbytes
+            if used[0] > limit:
+                raise MemoryError(f"over the {limit >> 30} GB kopt makes inputs within when they cannot be faked")
+
+        class Budget(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                leaves = tree_leaves((args, kwargs))
+                size = next((a for a in args if isinstance(a, (list, tuple)) and all(isinstance(d, int) for d in a)), None)
+                if size is not None and not any(isinstance(a, torch.Tensor) for a in leaves):  # a factory: charge first
+                    dtype = (kwargs or {}).get("dtype") or torch.get_default_dtype()
+                    charge(math.prod(size) * dtype.itemsize)
+                    return func(*args, **(kwargs or {}))
+                out = func(*args, **(kwargs or {}))
+                charge(sum(t.numel() * t.element_size() for t in tree_leaves(out) if isinstance(t, torch.Tensor)))
+                return out
+
+        self._mode = Budget()
+        self._mode.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
 
 
 # torch ops that move no data (views, allocation, metadata) or only initialize a buffer
