@@ -33,7 +33,7 @@ RECIPES: tuple[str, ...] = (
 
 FAMILIES: tuple[str, ...] = (
     "launch_config", "memory_access", "tiling", "pipelining", "tensor_cores", "layout",
-    "registers", "reduction", "atomics", "fusion", "persistent", "indexing", "cache", "loop",
+    "registers", "reduction", "atomics", "fusion", "persistent", "indexing", "cache", "loop", "precision",
 )
 
 PROVENANCE_KINDS = ("curated", "synthesized")
