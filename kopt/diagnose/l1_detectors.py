@@ -366,15 +366,8 @@ def _constant_grid(s: KernelScan) -> list[Signal]:
 def _scattered_atomic(s: KernelScan) -> list[Signal]:
     """An atomic outside any loop whose address comes from loaded values: every program updates data-chosen
     targets, so programs that pick the same hot bin or row serialize on it (a loop's atomics: atomic_in_loop)."""
-    loaded: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, value in s.assignments:
-            if name not in loaded and (names_in(value) & loaded or any(
-                    tl_name(c, s.m.aliases) == "load" for c in ast.walk(value) if isinstance(c, ast.Call))):
-                loaded.add(name)
-                changed = True
+    loaded = s.derived(set(), lambda value: any(tl_name(c, s.m.aliases) == "load" for c in ast.walk(value)
+                                                if isinstance(c, ast.Call)))
     calls = [c for c in s.calls if (tl_name(c, s.m.aliases) or "").startswith("atomic_") and id(c) not in s.in_loop
              and c.args and names_in(c.args[0]) & loaded]
     if not calls:
@@ -479,19 +472,6 @@ def _fp64_math(s: KernelScan) -> list[Signal]:
                    "as software sequences", _explains(s, "layout_conversion", *WIDTH_FINDINGS, heavy_ops=heavy))]
 
 
-def _runtime_names(s: KernelScan) -> set[str]:
-    """Runtime (not constexpr) parameters and the names computed from them: values unknown at compile time."""
-    names = {p for p in s.k.params if p not in s.k.constexprs}
-    changed = True
-    while changed:
-        changed = False
-        for name, value in s.assignments:
-            if name not in names and names_in(value) & names:
-                names.add(name)
-                changed = True
-    return names
-
-
 DIVMOD_INSTRUCTIONS = 20  # SASS instructions of one 32-bit integer division or modulo by a runtime value
 ELEMENT_INSTRUCTION_BUDGET = 50  # integer work per element a bandwidth-bound kernel hides (H200: ~30 T/s, ~600 G elem/s)
 
@@ -501,7 +481,7 @@ def _runtime_divmod(s: KernelScan) -> list[Signal]:
     """Per-element % and // by runtime integers, counted: a division by a value unknown at compile time is a
     ~20-instruction sequence, so a handful per element costs more integer work than the element's bytes take to
     move. (One or two are the modulo_offsets signal's business: their cost is the lost vector width.)"""
-    runtime = _runtime_names(s)
+    runtime = s.derived({p for p in s.k.params if p not in s.k.constexprs})  # values unknown at compile time
     hits = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
             and s.uses_arange(n.left) and names_in(n.right) & runtime]
     if len(hits) * DIVMOD_INSTRUCTIONS <= ELEMENT_INSTRUCTION_BUDGET:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 REDUCE_OPS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}
 SCAN_OPS = {"cumsum", "cumprod", "associative_scan"}
@@ -184,6 +184,18 @@ class KernelScan:
 
     def tl_calls(self, *names: str) -> list[ast.Call]:
         return [c for c in self.calls if tl_name(c, self.m.aliases) in names]
+
+    def derived(self, roots: set[str], source: Callable[[ast.AST], bool] | None = None) -> set[str]:
+        """`roots` and every name assigned from them, or from an expression `source` accepts, through any chain."""
+        names = set(roots)
+        changed = True
+        while changed:
+            changed = False
+            for name, value in self.assignments:
+                if name not in names and (names_in(value) & names or (source is not None and source(value))):
+                    names.add(name)
+                    changed = True
+        return names
 
     def _arange_derived(self, linear: bool = False) -> set[str]:
         """Names computed from tl.arange; with `linear`, only through + - * (no % or //, which break contiguity)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from kopt.diagnose.l1_detectors import serial_loops
 from kopt.diagnose.l1_source import KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
-from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines
+from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines, breadth
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 MANY_LAUNCHES = 16  # launches of one case before their fixed cost is worth weighing against the bytes
@@ -176,8 +176,7 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
         cases |= {case} if len(evidence) > found else set()
     if not evidence:
         return []
-    n_cases = max(1, len({l.case for l in facts.launches}))
-    confidence = UNFUSED_CONFIDENCE * max(shares) * (0.6 + 0.4 * len(cases) / n_cases)
+    confidence = UNFUSED_CONFIDENCE * max(shares) * breadth(facts, cases)
     return [Finding(
         "unfused_ops", "L1", f"{', '.join(sorted(kernels))}: the entry's launches move far more than one kernel "
         f"would: {evidence[0].summary.split(': ', 1)[1]}", round(confidence, 2), evidence,
@@ -234,16 +233,15 @@ def spill_findings(facts: LaunchFacts, path: str) -> list[Finding]:
         threads = 32 * int(l.launch.options.get("num_warps", 4))
         if tile and tile / threads > REGISTERS_PER_THREAD:
             found.setdefault(l.kernel, []).append((l, tile, threads))
-    n_cases = max(1, len({l.case for l in facts.launches}))
     out = []
     for kernel, hits in found.items():
         cases = sorted({l.case for l, _, _ in hits})
         worst = max(hits, key=lambda h: h[1] / h[2])
         out.append(Finding(
             "register_spill", "L1",
-            f"{kernel}: {len(cases)} of {n_cases} cases hold a {worst[1]}-value tile on {worst[2]} threads: "
+            f"{kernel}: {len(cases)} of {facts.n_cases} cases hold a {worst[1]}-value tile on {worst[2]} threads: "
             f"{worst[1] // worst[2]} values per thread, past the {REGISTERS_PER_THREAD} registers a thread has",
-            round(SPILL_CONFIDENCE * (0.6 + 0.4 * len(cases) / n_cases), 2),
+            round(SPILL_CONFIDENCE * breadth(facts, cases), 2),
             [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {tile}-value tile / {threads} threads = "
                       f"{tile // threads} per thread", {"case": l.case, "tile": tile, "threads": threads}, l.site or path)
              for l, tile, threads in hits],
@@ -265,12 +263,11 @@ def pipelining_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     for l in facts.launches:
         if dot_loops.get(l.kernel) and l.launch is not None and l.launch.options.get("num_stages", 2) <= 1:
             hits.setdefault(l.kernel, []).append(l)
-    n_cases = max(1, len({l.case for l in facts.launches}))
     return [Finding(
         "no_software_pipelining", "L1",
-        f"{kernel}: launched with num_stages=1 on {len({l.case for l in ls})} of {n_cases} cases: its K loop's tiles "
+        f"{kernel}: launched with num_stages=1 on {len({l.case for l in ls})} of {facts.n_cases} cases: its K loop's tiles "
         "are single-buffered, so each iteration waits on memory",
-        round(UNPIPELINED_CONFIDENCE * (0.6 + 0.4 * len({l.case for l in ls}) / n_cases), 2),
+        round(UNPIPELINED_CONFIDENCE * breadth(facts, (l.case for l in ls)), 2),
         [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} num_stages=1", {"case": l.case},
                   l.site or path) for l in ls],
         _lines(ls), ["num_stages >= 2 (3-4 on Hopper) with the stages' shared memory inside the SM's budget"])

@@ -18,7 +18,7 @@ import math
 import textwrap
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from kopt.vocabulary import Evidence, Finding
 
@@ -76,6 +76,16 @@ class LaunchFacts:
     inputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of the entry's inputs
     outputs: dict[int, dict] = field(default_factory=dict)  # case -> storage -> bytes of what the entry returned
     torch_ops: dict[int, dict[str, int]] = field(default_factory=dict)  # case -> torch op -> bytes it moved in entry
+
+    @property
+    def n_cases(self) -> int:
+        """Cases with a captured launch (at least 1, to divide by)."""
+        return max(1, len({l.case for l in self.launches}))
+
+
+def breadth(facts: LaunchFacts, cases: Iterable[int]) -> float:
+    """0.6 to 1: a launch-level cause weighs more the more of the captured cases it holds on."""
+    return 0.6 + 0.4 * (len(set(cases)) / facts.n_cases)
 
 
 def kernel_shares(facts: LaunchFacts) -> dict[str, float]:
@@ -181,13 +191,13 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
         with fake_tensors():
             facts.inputs[index] = _storages(inputs)
             with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)), \
-                    _TorchTraffic() as torch_ops:
+                    _torch_traffic() as torch_ops:
                 try:
                     facts.outputs[index] = _storages(task.entry(*inputs))
                 except Exception as exc:
                     if not launches:
                         facts.skipped[index] = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
-        facts.torch_ops[index] = torch_ops.moved
+        facts.torch_ops[index] = torch_ops
         for launch in launches:
             names = list(launch.signature)
             divisible = {names[p[0]] for p, attrs in launch.attrs.items() if len(p) == 1
@@ -217,47 +227,40 @@ def _inputs(task: Any, case: dict) -> tuple:
             return task.make_inputs(case, "cpu", 0)
         except DataDependentOutputException:
             pass
-    with _Allocating(REAL_INPUT_BYTES):
+    with _allocating(REAL_INPUT_BYTES):
         return task.make_inputs(case, "cpu", 0)
 
 
-class _Allocating:
+@contextlib.contextmanager
+def _allocating(limit: int) -> Iterator[None]:
     """Within this block, torch may create at most `limit` bytes of tensors (counted as made, never freed): a
     factory call that would pass it raises MemoryError before allocating, so a case of hundreds of GB is left out
     with a reason instead of exhausting the machine."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    used = [0]
 
-    def __enter__(self) -> None:
-        import torch
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils._pytree import tree_leaves
+    def charge(nbytes: int) -> None:
+        used[0] += nbytes
+        if used[0] > limit:
+            raise MemoryError(f"over the {limit >> 30} GB kopt makes inputs within when they cannot be faked")
 
-        limit, used = self.limit, [0]
+    class Budget(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            leaves = tree_leaves((args, kwargs))
+            size = next((a for a in args if isinstance(a, (list, tuple)) and all(isinstance(d, int) for d in a)), None)
+            if size is not None and not any(isinstance(a, torch.Tensor) for a in leaves):  # a factory: charge first
+                dtype = (kwargs or {}).get("dtype") or torch.get_default_dtype()
+                charge(math.prod(size) * dtype.itemsize)
+                return func(*args, **(kwargs or {}))
+            out = func(*args, **(kwargs or {}))
+            charge(sum(t.numel() * t.element_size() for t in tree_leaves(out) if isinstance(t, torch.Tensor)))
+            return out
 
-        def charge(nbytes: int) -> None:
-            used[0] += nbytes
-            if used[0] > limit:
-                raise MemoryError(f"over the {limit >> 30} GB kopt makes inputs within when they cannot be faked")
-
-        class Budget(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                leaves = tree_leaves((args, kwargs))
-                size = next((a for a in args if isinstance(a, (list, tuple)) and all(isinstance(d, int) for d in a)), None)
-                if size is not None and not any(isinstance(a, torch.Tensor) for a in leaves):  # a factory: charge first
-                    dtype = (kwargs or {}).get("dtype") or torch.get_default_dtype()
-                    charge(math.prod(size) * dtype.itemsize)
-                    return func(*args, **(kwargs or {}))
-                out = func(*args, **(kwargs or {}))
-                charge(sum(t.numel() * t.element_size() for t in tree_leaves(out) if isinstance(t, torch.Tensor)))
-                return out
-
-        self._mode = Budget()
-        self._mode.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        self._mode.__exit__(*exc)
+    with Budget():
+        yield
 
 
 # torch ops that move no data (views, allocation, metadata) or only initialize a buffer
@@ -268,32 +271,27 @@ FREE_TORCH_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empt
                   "scalar_tensor", "_local_scalar_dense", "view_as_real", "view_as_complex", "unfold", "narrow"}
 
 
-class _TorchTraffic:
+@contextlib.contextmanager
+def _torch_traffic() -> Iterator[dict[str, int]]:
     """Within this block, the bytes each torch op moves (its tensor arguments and results), by op name: the work an
     entry does outside its Triton kernels (casts, copies, elementwise math, concatenations)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
 
-    def __enter__(self) -> _TorchTraffic:
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils._pytree import tree_leaves
+    moved: dict[str, int] = {}
 
-        moved: dict[str, int] = {}
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = func.overloadpacket.__name__
+            made = [t for t in tree_leaves(out) if hasattr(t, "element_size")]
+            if made and name not in FREE_TORCH_OPS:  # an op without a tensor result (x.device) moves nothing
+                tensors = made + [t for t in tree_leaves((args, kwargs)) if hasattr(t, "element_size")]
+                moved[name] = moved.get(name, 0) + sum(t.numel() * t.element_size() for t in tensors)
+            return out
 
-        class Recorder(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                out = func(*args, **(kwargs or {}))
-                name = func.overloadpacket.__name__
-                made = [t for t in tree_leaves(out) if hasattr(t, "element_size")]
-                if made and name not in FREE_TORCH_OPS:  # an op without a tensor result (x.device) moves nothing
-                    tensors = made + [t for t in tree_leaves((args, kwargs)) if hasattr(t, "element_size")]
-                    moved[name] = moved.get(name, 0) + sum(t.numel() * t.element_size() for t in tensors)
-                return out
-
-        self.moved, self._mode = moved, Recorder()
-        self._mode.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._mode.__exit__(*exc)
+    with Recorder():
+        yield moved
 
 
 def _storages(value: Any) -> dict:
@@ -368,7 +366,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
     from kopt.diagnose import launch_causes
 
     out = []
-    n_cases = max(1, len({l.case for l in facts.launches}))
+    n_cases = facts.n_cases
     tiny: dict[int, list[CaseLaunch]] = {}
     for l in facts.launches:
         if l.programs < facts.sms:
@@ -378,8 +376,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
         worst = min((l for ls in tiny.values() for l in ls), key=lambda l: l.programs)
         what = "; ".join(f"{_case_label(facts, c)}: {', '.join(f'{l.kernel} grid {l.programs}' for l in tiny[c])}"
                          for c in cases)
-        share = len(cases) / n_cases
-        confidence = TINY_GRID_CONFIDENCE * (0.6 + 0.4 * share) * _weight(roofline, cases)
+        confidence = TINY_GRID_CONFIDENCE * breadth(facts, cases) * _weight(roofline, cases)
         out.append(Finding(
             "low_occupancy", "L1",
             f"{worst.kernel}: tiny grid: {len(cases)} of {n_cases} cases launch fewer programs than the "
@@ -399,7 +396,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
     if small:
         cases = sorted({l.case for l in small})
         per = {l.case: l.tensor_bytes / l.programs for l in small}
-        confidence = TINY_PROGRAMS_CONFIDENCE * (0.6 + 0.4 * len(cases) / n_cases) * _weight(roofline, cases)
+        confidence = TINY_PROGRAMS_CONFIDENCE * breadth(facts, cases) * _weight(roofline, cases)
         out.append(Finding(
             "too_many_programs", "L1",
             f"{small[0].kernel}: {', '.join(f'case {c}' for c in cases)} launch up to {max(l.programs for l in small)} "
