@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from gitrepo import commit_all
 
 from kopt.config import Settings
 from kopt.errors import KoptError
@@ -17,7 +18,6 @@ from kopt.ingest import doc2query, ingest_corpus, pipeline
 from kopt.ingest.expansion import DEFAULT_MINERS, load_expansion
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 CPP = "lib/Fixture/FixtureCoalesce.cpp"
 WORDS = "axolotl marzipan"  # in no fixture file: only an expansion can make a chunk match them
 
@@ -26,9 +26,7 @@ WORDS = "axolotl marzipan"  # in no fixture file: only an expansion can make a c
 def checkout(tmp_path):
     root = tmp_path / "triton"
     shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("passes", "patterns"))
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", "fixture"], check=True)
+    commit_all(root)
     return root
 
 

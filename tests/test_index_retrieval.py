@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from gitrepo import commit_all
 
 from kopt.config import Settings
 from kopt.errors import KoptError
@@ -16,7 +17,6 @@ from kopt.index import KoptRetriever, open_index
 from kopt.ingest import ingest_corpus, pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 
 
 @pytest.fixture(scope="session")
@@ -31,14 +31,8 @@ def embedder():
 def checkout(tmp_path):
     root = tmp_path / "triton"
     shutil.copytree(FIXTURES, root, ignore=shutil.ignore_patterns("passes", "patterns"))
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    commit(root, "fixture")
+    commit_all(root)
     return root
-
-
-def commit(root: Path, msg: str) -> None:
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", msg], check=True)
 
 
 @pytest.fixture(params=["edge", "server"])
@@ -90,7 +84,7 @@ def test_reingest_is_incremental_and_swaps_version(settings, checkout):
     assert (again.new, again.deleted, again.embedded, again.reused) == (0, 0, 0, first.chunks)
     (checkout / "docs/guide.md").write_text((checkout / "docs/guide.md").read_text() + "\n## Spills\n\nThe ocelot spills.\n")
     (checkout / "python/triton/fixture_knobs.py").unlink()
-    commit(checkout, "change")
+    commit_all(checkout, "change")
     third = ingest_corpus("triton", settings, path=checkout, progress=False)
     assert third.version != first.version
     assert third.new >= 1 and third.deleted >= 3 and third.embedded == third.new  # only the new section is embedded
@@ -113,7 +107,7 @@ def test_file_histories_keep_each_files_distinct_subjects(checkout):
     guide = checkout / "docs/guide.md"
     for subject in ("Explain the tapir rule (#41)", 'Revert "Explain the tapir rule"', "Explain the tapir rule (#42)"):
         guide.write_text(guide.read_text() + "\nmore\n")
-        commit(checkout, subject)
+        commit_all(checkout, subject)
     history = file_histories(checkout, "HEAD", ["docs/guide.md", "include/Passes.td"])
     assert history == {"docs/guide.md": "Explain the tapir rule\nfixture", "include/Passes.td": "fixture"}
     assert file_histories(checkout, "HEAD~3", ["docs/guide.md"]) == {"docs/guide.md": "fixture"}
@@ -123,7 +117,7 @@ def test_commit_subjects_vote_for_the_files_they_touched(settings, checkout):
     """Words only a commit subject holds lift the file that commit touched, by HISTORY_WEIGHT at most."""
     lib = checkout / "lib/Fixture/FixtureCoalesce.cpp"
     lib.write_text(lib.read_text() + "\n// end\n")
-    commit(checkout, "Keep tapir tiles resident across the outer loop (#123)")
+    commit_all(checkout, "Keep tapir tiles resident across the outer loop (#123)")
     ingest_corpus("triton", settings, path=checkout, progress=False)
     index = open_index(settings)
     assert index.catalog["corpora"]["triton"]["history"].endswith("-history")
@@ -149,7 +143,7 @@ def _best_per_file(hits) -> dict[str, float]:
 def test_interrupted_ingest_keeps_old_version_and_resumes_without_duplicates(settings, checkout, monkeypatch):
     first = ingest_corpus("triton", settings, path=checkout, progress=False)
     (checkout / "docs/guide.md").write_text("# Other\n\nThe wombat section.\n\n" + (checkout / "docs/guide.md").read_text())
-    commit(checkout, "change")
+    commit_all(checkout, "change")
     from kopt.index import backends
 
     calls = {"n": 0}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gitrepo import commit_all
 
 from kopt.config import Settings, load_settings
 from kopt.index import open_index
@@ -20,7 +21,6 @@ from kopt.index.llm_rerank import RERANK_DEPTH, SHOWN_LINES, rerank
 from kopt.llm import make_llm
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 QUESTION = "which function decides the access order for coalescing"
 
 
@@ -33,9 +33,7 @@ def index_path(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rerank")
     checkout = tmp / "triton"
     shutil.copytree(FIXTURES, checkout, ignore=shutil.ignore_patterns("passes", "patterns"))
-    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
-    subprocess.run(["git", "-C", str(checkout), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(checkout), "commit", "-qm", "fixture"], check=True)
+    commit_all(checkout)
     ingest_corpus("triton", Settings(workspace=tmp, index_path=tmp / "index"), path=checkout, progress=False)
     return tmp / "index"
 

@@ -5,10 +5,9 @@ import subprocess
 import sys
 
 import pytest
+from gitrepo import commit_all
 
 from kopt.ingest import pairs as P
-
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 
 FILES = {
     "include/triton/Widen/Passes.td": '''\
@@ -91,9 +90,7 @@ def corpora(tmp_path):
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", "fixture"], check=True)
+    commit_all(root)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "triton-widen-loads.md").write_text(NOTE)

@@ -2,10 +2,10 @@
 mode hybrid+graph on a real ingest of it (tree-sitter, MiniLM, Qdrant Edge on disk)."""
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from gitrepo import commit_all
 
 from kopt.config import Settings
 from kopt.index import open_index
@@ -13,7 +13,6 @@ from kopt.index.backends import EdgeBackend
 from kopt.ingest import ingest_corpus, pipeline
 from kopt.ingest.symbol_graph import GRAPH_VERSION, build_graph, chunk_key, digest
 
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 FLAG = "tritongpu-numbat-shuffle"  # the pass's command-line name: written in its TableGen def only
 TD = f"""include "mlir/Pass/PassBase.td"
 
@@ -126,9 +125,7 @@ def checkout(tmp_path):
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(root), "commit", "-qm", "fixture"], check=True)
+    commit_all(root)
     return root
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gitrepo import commit_all
 
 from kopt.config import Settings
 from kopt.index import open_index
 from kopt.index import train as T
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
-GIT = ["git", "-c", "user.name=kopt", "-c", "user.email=kopt@example.invalid"]
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +30,7 @@ def tiny(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train")
     checkout = tmp / "triton"
     shutil.copytree(FIXTURES, checkout, ignore=shutil.ignore_patterns("passes", "patterns"))
-    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
-    subprocess.run(["git", "-C", str(checkout), "add", "-A"], check=True)
-    subprocess.run(GIT + ["-C", str(checkout), "commit", "-qm", "fixture"], check=True)
+    commit_all(checkout)
     settings = Settings(workspace=tmp, index_path=tmp / "index")
     ingest_corpus("triton", settings, path=checkout, progress=False)
     (tmp / "notes").mkdir()
