@@ -4,11 +4,14 @@ Two models, both started from the shipped MiniLM (no other base loads offline he
 
 - an **embedder**: the MiniLM fine-tuned contrastively (sentence-transformers' MultipleNegativesRankingLoss) on
   (query, positive chunk, hard negative), so questions in an engineer's words land near the code that answers them;
-- a **reranker**: a cross-encoder (sentence-transformers' CrossEncoder, the MiniLM weights under a one-logit head)
-  trained with binary cross-entropy on (query, chunk) -> is it the answer.
+- a **reranker**: a cross-encoder (sentence-transformers' CrossEncoder: the MiniLM's lower layers, mean pooling and a
+  one-logit head) trained with binary cross-entropy on (query, chunk) -> is it the answer. Mean pooling, not BERT's
+  CLS pooler: the MiniLM was trained to mean-pool, its CLS token says almost the same for every pair, and a CLS
+  cross-encoder started from it scored every pair 0.509 and never left BCE ln 2 (evals/RESULTS.md).
 
 Hard negatives are what kopt's own hybrid retriever ranks highest for the pair's query among chunks of other files
-than its positives (a neighbour in the same file is too often a second answer). The pairs come from the sources
+than its positives (a neighbour in the same file is too often a second answer), leaving out chunks that define a
+symbol named like the positive's (a pass's TableGen def beside its implementation is a second answer too). The pairs come from the sources
 only (evals/retrieval/pairs); no eval set is read. Seeds are fixed, the loops stop at a time budget, and the
 weights are saved as fp16 safetensors (half the size; kopt computes in float32 from them).
 """
@@ -28,6 +31,7 @@ EMBEDDER = "kopt-code-minilm"
 RERANKER = "kopt-rerank-minilm"
 SEED = 0
 NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
+NEGATIVE_RULE = 2  # how negatives are chosen (part of the saved examples' key): 2 skips same-named symbols
 
 
 @dataclass
@@ -69,10 +73,33 @@ def build_examples(index, pairs: list[dict], *, limit: int | None = None, negati
         paths = {pos["path"] for pos in positives[query]}
         hits = index.search(query, corpus=corpus, k=NEGATIVE_DEPTH, mode="hybrid",
                             dense_vector=vectors.get((corpus, query)))
-        found[query] = [h.text for h in hits if h.chunk.path not in paths][:negatives]
+        names = {n for pos in positives[query] for n in _symbol_names(texts.get(_ref_key(pos), ""))}
+        found[query] = [h.text for h in hits if h.chunk.path not in paths and not _names_overlap(names, _symbol_names(h.text))][:negatives]
         if n % 200 == 0:
             progress(f"negatives {n}/{len(queries)}")
     return [Example(p["query"], texts[_ref_key(p["positive"])], found[p["query"]]) for p in pairs if found[p["query"]]]
+
+
+def _symbol_names(text: str) -> set[str]:
+    """The names a chunk's header gives its symbols (`path:lines | ns::Class::method, f | signature`), lower-cased:
+    each symbol's last part and its capitalised (class) parts, less the method names every pass or pattern has."""
+    fields = text.split("\n", 1)[0].split(" | ")
+    if len(fields) < 2:
+        return set()
+    names = set()
+    for symbol in fields[1].split(","):
+        parts = [p for p in symbol.strip().split("::") if p]
+        names |= {p.lower() for p in parts[-1:] + [p for p in parts[:-1] if p[:1].isupper()]}
+    return {n for n in names if len(n) >= 4} - _GENERIC_METHODS
+
+
+_GENERIC_METHODS = {"runonoperation", "matchandrewrite", "rewrite", "build", "verify", "fold", "initialize",
+                    "getdependentdialects", "getname", "print", "parse"}
+
+
+def _names_overlap(a: set[str], b: set[str]) -> bool:
+    """One name inside another (BuildCFG / BuildCFGPass): the same thing under its def and its implementation."""
+    return any(x in y or y in x for x in a for y in b)
 
 
 def _digest(*parts) -> str:
@@ -203,20 +230,32 @@ def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: f
 def train_reranker(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 16,
                    max_tokens: int = 128, negatives: int = 1, layers: int = 3, lr: float = 1e-4, seed: int = SEED,
                    progress: Callable[[str], None] = lambda _: None) -> dict:
-    """Train a cross-encoder from the lower `layers` layers of the encoder at `base` (a fresh one-logit head) on
-    (query, chunk, label) rows: each example's positive (1) and its `negatives` hardest hybrid negatives (0); save
-    it as fp16 safetensors in `out`. Three layers of six: a reranker reads 20-30 chunks per query on a CPU."""
+    """Train a cross-encoder from the lower `layers` layers of the encoder at `base`, mean-pooled under a fresh
+    one-logit head, on (query, chunk, label) rows: each example's positive (1), its `negatives` hardest hybrid
+    negatives (0) and one easy negative, another example's positive (0: the easy ones teach the head to read the
+    pair at all before the hard ones refine it); save it as fp16 safetensors in `out`. Three layers of six: a
+    reranker reads 20-30 chunks per query on a CPU."""
     import torch
+    from sentence_transformers.base.modules import Dense, Transformer
     from sentence_transformers.cross_encoder import CrossEncoder
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sentence_transformers.sentence_transformer.modules import Pooling
 
     _seed(seed)
-    model = CrossEncoder(str(base), num_labels=1, max_length=max_tokens, device=_device(),
-                         config_kwargs={"num_hidden_layers": layers}, model_kwargs={"dtype": _float32()})
+    encoder = Transformer(str(base), max_seq_length=max_tokens, config_kwargs={"num_hidden_layers": layers},
+                          model_kwargs={"dtype": _float32()})
+    width = encoder.auto_model.config.hidden_size
+    model = CrossEncoder(modules=[encoder, Pooling(width, "mean"),
+                                  Dense(width, 1, activation_function=torch.nn.Identity(), module_output_name="scores")],
+                         device=_device())
     model.train()
     loss = BinaryCrossEntropyLoss(model)
+    rng = random.Random(seed)
     rows = [(e.query, e.positive, 1.0) for e in examples] + [(e.query, n, 0.0) for e in examples for n in e.negatives[:negatives]]
-    random.Random(seed).shuffle(rows)
+    if len(examples) > 1:
+        rows += [(e.query, other.positive, 0.0) for e in examples
+                 for other in [rng.choice(examples)] if other.positive != e.positive]
+    rng.shuffle(rows)
     steps = [rows[i: i + batch_size] for i in range(0, len(rows), batch_size)]
 
     def step(batch: list[tuple]):
@@ -240,15 +279,18 @@ def _to(features: dict, device) -> dict:
 
 
 def half_precision(folder: Path) -> dict:
-    """Rewrite a saved model's float32 weights as float16 (half the bytes; kopt upcasts them when it loads)."""
+    """Rewrite a saved model's float32 weights (every module's safetensors) as float16: half the bytes; kopt upcasts
+    them when it loads."""
     import torch
     from safetensors.torch import load_file, save_file
 
-    path = Path(folder) / "model.safetensors"
-    weights = load_file(str(path))
-    save_file({k: v.half() if v.dtype == torch.float32 else v for k, v in weights.items()}, str(path),
-              metadata={"format": "pt"})
-    return {"weights_bytes": path.stat().st_size}
+    total = 0
+    for path in sorted(Path(folder).rglob("model.safetensors")):
+        weights = load_file(str(path))
+        save_file({k: v.half() if v.dtype == torch.float32 else v for k, v in weights.items()}, str(path),
+                  metadata={"format": "pt"})
+        total += path.stat().st_size
+    return {"weights_bytes": total}
 
 
 def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | None = None, seed: int = SEED,
@@ -259,7 +301,7 @@ def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | Non
 
     started = time.monotonic()
     pairs = load_pairs(pairs_dir)
-    saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora())}.jsonl"
+    saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora(), NEGATIVE_RULE)}.jsonl"
     if saved.is_file():  # the same pairs, draw and index: mining negatives again would give the same examples
         examples = [Example(**json.loads(line)) for line in saved.read_text().splitlines()]
     else:
