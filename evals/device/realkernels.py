@@ -64,7 +64,7 @@ def sweep(kernel: dict, gpu: bool, bench: bool, validate: bool) -> dict:
         row["validate"] = {k: v.get(k) for k in ("ok", "reason", "message", "device", "warnings", "error")}
     diag, row["diagnose_s"] = run_json(["diagnose", task, *([] if gpu else ["--no-gpu"])], 900)
     row["diagnose_error"] = diag.get("error")
-    row["levels"] = [(lv.get("level"), lv.get("status")) for lv in diag.get("levels", [])]
+    row["levels"] = [(lv.get("level"), lv.get("status"), lv.get("seconds")) for lv in diag.get("levels", [])]  # where diagnose time goes
     row["top"] = top_finding(diag)
     row["findings"] = [f["id"] for f in diag.get("findings") or []][:8]
     if bench and gpu:
