@@ -36,6 +36,10 @@ EXPANSION_WEIGHT = 0.5  # glossary terms count half a typed word in BM25 (gold s
 KIND_PRIOR = {"mlir_test": 0.7, "td_record": 0.8, "doc": 0.8, "code": 0.8, "pass": 0.9}
 ANCHOR_WEIGHT = 0.9  # share of a hit note's score lent to its anchored source (dev half: 0-1.2 tried, 0.9 best)
 ANCHOR_ORDER_DECAY = 0.02  # earlier anchors in a note's front matter are its main ones
+# The order of the top k must not depend on k (a caller asking for 20 hits, as the reranker does, got another top 10):
+# every search scores the same pool of candidates per retriever, and notes lend their score from the same depth.
+POOL = 50  # candidates per retriever and corpus (more only when k asks for more)
+ANCHOR_DEPTH = 10  # notes ranked this high lend score to the source they anchor
 # A question that asks for a remedy wants a pattern (a rewrite), not the code that explains the symptom.
 _REMEDY_QUERY = re.compile(r"\b(?:instead|rewrite|fix|fixes|what should i do|how do i keep|avoid)\b", re.I)
 REMEDY_PRIOR = 1.6  # pattern scores x1.6 on remedy questions (dev half: MRR 0.643 -> 0.673)
@@ -141,7 +145,7 @@ class Index:
             return rerank(RERANKER, query, hits)[:k]
         graph, mode = mode == GRAPH_MODE, "hybrid" if mode == GRAPH_MODE else mode
         flt, path_glob = _filters(filters)
-        fetch = max(50, k * 5) * (4 if path_glob else 1)
+        fetch = max(POOL, k) * (4 if path_glob else 1)
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
         for _, entry in self._entries(corpus):
             dense = (dense_vector or _query_embedding(entry["model"], query)) if mode != "sparse" else None
@@ -161,7 +165,7 @@ class Index:
         if graph and not path_glob:
             hits = self._credit_links(hits)
         if mode == "hybrid" and not path_glob:
-            hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, k, flt), query, corpus))
+            hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, flt), query, corpus))
         return hits[:k]
 
     def _credit_emitters(self, hits: list[Hit], query: str, corpus, flt: dict) -> list[Hit]:
@@ -197,14 +201,14 @@ class Index:
             h.score = round(h.score + credit.get(h.key, 0.0), 4)
         return sorted(hits, key=lambda h: -h.score)
 
-    def _credit_anchors(self, hits: list[Hit], corpus, k: int, flt: dict) -> list[Hit]:
-        """A note in the top k lends part of its score to the source chunks its front matter anchors.
+    def _credit_anchors(self, hits: list[Hit], corpus, flt: dict) -> list[Hit]:
+        """A note in the top ANCHOR_DEPTH lends part of its score to the source chunks its front matter anchors.
 
         Notes are written in the engineer's words, so they match questions better than the code they
         explain; the code is what L4 cites. Each anchored chunk gains ANCHOR_WEIGHT x the note's score
         (the best note, when several anchor it); one the query did not retrieve is fetched by symbol.
         """
-        notes = [h for h in hits[:k] if h.chunk.anchors]
+        notes = [h for h in hits[:ANCHOR_DEPTH] if h.chunk.anchors]
         if not notes:
             return hits
         by_key = {h.key: h for h in hits}
