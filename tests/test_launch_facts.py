@@ -131,6 +131,7 @@ def test_a_tiny_grid_on_some_cases_is_low_occupancy_naming_them(col_sum):
     assert all(e.source == "launch" for e in tiny.evidence)
     misaligned = found["misaligned_access"]
     assert "case 2, case 4 lose 16-divisibility" in misaligned.message and "case 0, case 1, case 3 keep it" in misaligned.message
+    assert any(c.startswith("case 0, case 1, case 3 are aligned already: keep their code path") for c in misaligned.conditions)
 
 
 def test_measured_roofline_sinks_a_cause_whose_cases_are_already_fast(col_sum):
