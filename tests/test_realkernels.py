@@ -7,6 +7,7 @@ import zipfile
 import pytest
 
 from evals.realkernels import fetch
+from kopt.campaign import suite_ops
 from kopt.harness.validate import validate
 
 KERNEL_MODULE = '''"""A third-party module: kernels and a launcher that imports its package's helpers relatively."""
@@ -92,11 +93,13 @@ def test_the_converter_builds_a_task_that_validates_on_the_interpreter(tmp_path,
     monkeypatch.setattr(fetch, "TASKS_OUT", tmp_path / "out")
     fetch.unpack(wheel)
     assert not (tmp_path / "out" / "toypkg-1.0.dist-info").exists()
-    built = fetch.build_task({"name": "toy_double", "module": "toypkg.ops.double"},
+    built = fetch.build_task({"name": "toy_double", "module": "toypkg.ops.double", "family": "elementwise-fwd"},
                              {"name": "toypkg", "version": "1.0", "license": "MIT", "wheel": wheel.name})
     text = built.read_text()
     assert "from toypkg.ops.helpers import block_for" in text and fetch.INLINE_MARK not in text
     assert text.index("def _double_kernel") < text.index("def entry")
+    # an operator of `kopt eval suite --suite <its folder>`, so the LLM campaign can run on the real kernels
+    assert [(op.name, op.family) for op in suite_ops(built.parent)] == [("toy_double", "elementwise_fwd")]
     result = validate(built, seed=3)
     assert result.ok, result.message
 
@@ -109,7 +112,7 @@ def test_a_task_without_its_inline_import_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(fetch, "HERE", tmp_path)
     monkeypatch.setattr(fetch, "TASKS_OUT", tmp_path / "out")
     with pytest.raises(fetch.FetchError, match="no `# kopt: inline` import"):
-        fetch.build_task({"name": "bad", "module": "toypkg.ops.double"},
+        fetch.build_task({"name": "bad", "module": "toypkg.ops.double", "family": "elementwise"},
                          {"name": "toypkg", "version": "1.0", "license": "MIT", "wheel": "w"})
 
 

@@ -18,7 +18,8 @@
 # in the store for plain grounding arms, default llm), ROUNDS (per operator, default 8), BUDGET_S
 # (the whole call, default 480), RESERVE_S (of it, kept for the report and the tarball, default 60), WORKERS (jobs at
 # once per arm, default 12: 24 on 16 cores), GPUS (default 1; 0 runs on the CPU through the interpreter, rounds untimed),
-# WS (the workspace, default /tmp/kopt-llm: runs record task paths under it, so keep it fixed across calls).
+# WS (the workspace, default /tmp/kopt-llm: runs record task paths under it, so keep it fixed across calls), SUITE
+# (the folder of task files, default evals/suite; its files and sibling packages are copied to WS/suite).
 # Writes under $OUT: campaign.tar.gz (store.tar.gz + new or changed exchange files), report.md and report.json
 # (kopt eval report --compare of the first two arms), log.txt. The summary is last.
 set -uo pipefail
@@ -28,6 +29,7 @@ OUT=${OUT:?set OUT to the results folder}
 CAMPAIGN_DIR=${CAMPAIGN_DIR:?set CAMPAIGN_DIR to the campaign folder, e.g. evals/llm/campaign-2026-12-01}
 [ "${CAMPAIGN_DIR:0:1}" = / ] || CAMPAIGN_DIR=$ROOT/$CAMPAIGN_DIR
 OPS=${OPS:-$(grep -v '^#' "$ROOT/evals/llm/ops.txt" | cut -f1 | paste -sd, -)}
+SUITE=${SUITE:-$ROOT/evals/suite}  # the task folder, e.g. evals/realkernels/.cache/tasks (operators no prompt was tuned on)
 ARMS=${ARMS:-"full none"}
 CAMPAIGN=${CAMPAIGN:-llm}
 ROUNDS=${ROUNDS:-8}
@@ -44,7 +46,7 @@ export HF_HUB_OFFLINE=1 KOPT_HOME=${KOPT_HOME_DIR:-$WS/home} PYTHONPATH="${KOPT_
 helper() { python3 "$ROOT/evals/device/llm_campaign.py" "$@"; }
 
 # a fresh workspace: the suite at a fixed path (a resumed run checks its task file), the carried store and exchange
-rm -rf "$WS" && mkdir -p "$WS" && cp -r "$ROOT/evals/suite" "$WS/suite" || exit 1
+rm -rf "$WS" && mkdir -p "$WS" && cp -r "$SUITE" "$WS/suite" || exit 1
 helper restore "$CAMPAIGN_DIR" "$WS" || { echo "restoring $CAMPAIGN_DIR failed"; exit 1; }
 helper state "$WS" > "$WS/before.json"
 SPECS=()  # CAMPAIGN/GROUNDING of each arm
