@@ -11,8 +11,8 @@ Two models, both started from the shipped MiniLM (no other base loads offline he
 
 Hard negatives are what kopt's own hybrid retriever ranks highest for the pair's query among chunks of other files
 than its positives (a neighbour in the same file is too often a second answer), leaving out chunks that define a
-symbol named like the positive's (a pass's TableGen def beside its implementation is a second answer too). The pairs come from the sources
-only (evals/retrieval/pairs); no eval set is read. Seeds are fixed, the loops stop at a time budget, and the
+symbol named like the positive's (a pass's TableGen def beside its implementation is a second answer too). The
+pairs come from the sources only (evals/retrieval/pairs); no eval set is read. Seeds are fixed, the loops stop at a time budget, and the
 weights are saved as fp16 safetensors (half the size; kopt computes in float32 from them).
 """
 
@@ -74,7 +74,8 @@ def build_examples(index, pairs: list[dict], *, limit: int | None = None, negati
         hits = index.search(query, corpus=corpus, k=NEGATIVE_DEPTH, mode="hybrid",
                             dense_vector=vectors.get((corpus, query)))
         names = {n for pos in positives[query] for n in _symbol_names(texts.get(_ref_key(pos), ""))}
-        found[query] = [h.text for h in hits if h.chunk.path not in paths and not _names_overlap(names, _symbol_names(h.text))][:negatives]
+        found[query] = [h.text for h in hits if h.chunk.path not in paths
+                        and not _names_overlap(names, _symbol_names(h.text))][:negatives]
         if n % 200 == 0:
             progress(f"negatives {n}/{len(queries)}")
     return [Example(p["query"], texts[_ref_key(p["positive"])], found[p["query"]]) for p in pairs if found[p["query"]]]
