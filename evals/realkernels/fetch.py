@@ -98,7 +98,7 @@ def build_task(kernel: dict, package: dict) -> Path:
             f"({package['license']}), verbatim but for absolute imports.\n")
     third_party = absolute_imports(module_file.read_text(), kernel["module"])
     out = TASKS_OUT / f"{kernel['name']}.py"
-    family = kernel["family"].replace("-", "_")  # FAMILY makes the task an operator of `kopt eval suite --suite .cache/tasks`
+    family = kernel["family"].replace("-", "_")  # FAMILY: an operator of `kopt eval suite --suite .cache/tasks`
     out.write_text(head + third_party.rstrip() + "\n\n\n# --- kopt task part (evals/realkernels/tasks/"
                    f"{kernel['name']}.py) ---\n" + "".join(kept).rstrip() + f'\n\nFAMILY = "{family}"\n')
     return out
