@@ -449,7 +449,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
 def _keep_aligned(aligned: list[int]) -> list[str]:
     """The condition an alignment fix must also meet when some cases are aligned already. On 20 held-out operators
     (evals/RESULTS.md, "Synthesis payoff on held-out operators") 12 of 24 alignment rewrites were slower on the cases
-    the finding did not concern; the rewrites that kept those cases' code path won."""
+    the finding did not concern, and the repliers' next rounds dispatched by shape instead."""
     if not aligned:
         return []
     return [f"{', '.join(f'case {c}' for c in aligned)} are aligned already: keep their code path as it is and send only "
