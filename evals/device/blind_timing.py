@@ -30,12 +30,14 @@ def time_pair(task_path: Path, fixed_path: Path, device: str = "cuda") -> dict:
     import torch
     from triton.testing import do_bench
 
+    from kopt.harness.gpulock import measuring
     from kopt.task import load_candidate, load_task
 
     def bench(fn) -> float:  # on CPU (the interpreter) one timed call: a check that the script runs, not a figure
         if device != "cuda":
             t = time.perf_counter(); fn(); return (time.perf_counter() - t) * 1e3
-        return do_bench(fn, warmup=10, rep=60, return_mode="median")
+        with measuring():  # beside a campaign on the same GPU (KOPT_GPU_LOCK), the timed loops take turns
+            return do_bench(fn, warmup=10, rep=60, return_mode="median")
 
     slow = load_task(task_path)
     fixed = load_candidate(fixed_path, slow)
