@@ -12,9 +12,9 @@ import yaml
 CASES = Path(__file__).resolve().parents[1] / "evals" / "diagnosis"
 
 
-def _eval(manifest: Path, split: str) -> tuple[dict, str]:
+def _eval(manifest: Path, split: str, *extra: str) -> tuple[dict, str]:
     proc = subprocess.run([sys.executable, "-m", "kopt.cli", "eval", "diagnosis", "--manifest", str(manifest),
-                           "--split", split, "--no-gpu", "--json"], capture_output=True, text=True, timeout=600)
+                           "--split", split, "--no-gpu", "--json", *extra], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stdout
 
@@ -34,3 +34,21 @@ def test_the_test_split_reports_totals_and_no_case(tmp_path):
 
     tune, _ = _eval(manifest, "tune")
     assert {r["case"] for r in tune["rows"]} == {"add_small_block"} and tune["unverified"] == ["add_small_block"]
+
+
+@pytest.mark.slow
+def test_workers_score_what_one_process_scores(tmp_path):
+    """Cases diagnosed in two worker processes (spawned, as CUDA needs) give the rows and totals of the serial run."""
+    cases = []
+    for name, finding in (("add_small_block", "small_block"), ("softmax_small_block", "small_block"),
+                          ("gelu_modulo", "modulo_indexing")):
+        shutil.copy(CASES / f"{name}.py", tmp_path / f"{name}.py")
+        cases.append({"name": name, "op": "x", "finding": finding, "level": "L1", "split": "tune"})
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(yaml.safe_dump({"cases": cases}))
+
+    serial, _ = _eval(manifest, "tune")
+    parallel, _ = _eval(manifest, "tune", "--workers", "2")
+    drop = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert len(serial["rows"]) == 6 and drop(parallel["rows"]) == drop(serial["rows"])
+    assert parallel["summary"] == serial["summary"]

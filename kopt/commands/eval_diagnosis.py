@@ -9,6 +9,8 @@ H200-verified; the `h200-verified` subset scores the others alone.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -70,29 +72,51 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cases": n, "top1": round(top1 / n, 3) if n else None, "top3": round(top3 / n, 3) if n else None}
 
 
-def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, split: str | None = None,
-             on_case=None) -> dict[str, Any]:
+def case_rows(manifest: Path, case: dict[str, Any], settings_modes: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """One case diagnosed in every mode, as rows (a worker process's unit of work)."""
     from kopt.config import load_settings
-    from kopt.diagnose.escalate import diagnose, gpu_unavailable
+    from kopt.diagnose.escalate import diagnose
+
+    settings, task, rows = load_settings(), task_file(manifest, case), []
+    for mode, with_gpu in settings_modes:
+        t = time.perf_counter()
+        diag = diagnose(task, level=mode, gpu=with_gpu, settings=settings)
+        top = diag.findings[:3]
+        ranks = [r for r in (rank_of(t, diag.findings) for t in truths(case)) if r is not None]
+        rows.append({"case": case["name"], "op": case["op"], "truth": "|".join(truths(case)), "truth_level": case["level"],
+                     "h200_verified": "h200_speedup" in case, "mode": mode, "gpu": with_gpu,
+                     "rank": min(ranks, default=None),
+                     "top3": [f"{f.id}@{f.level}" for f in top], "seconds": round(time.perf_counter() - t, 2),
+                     "stopped_at": next((r.level for r in reversed(diag.levels) if r.status == "used"), None)})
+    return rows
+
+
+def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, split: str | None = None,
+             on_case=None, workers: int = 1) -> dict[str, Any]:
+    """`workers` > 1 diagnoses that many cases at once in worker processes; with the GPU, their ncu runs take
+    turns through KOPT_GPU_LOCK (kopt.harness.gpulock), so no profile overlaps another."""
+    from kopt.diagnose.escalate import gpu_unavailable
+    from kopt.harness.gpulock import ENV as GPU_LOCK_ENV
 
     cases = selected_cases(manifest, names, split)
-    settings = load_settings()
     settings_modes = [(m, False) for m in MODES] + ([("auto", True)] if gpu and not gpu_unavailable() else [])
-    rows = []
-    for case in cases:
-        task = task_file(manifest, case)
-        for mode, with_gpu in settings_modes:
-            t = time.perf_counter()
-            diag = diagnose(task, level=mode, gpu=with_gpu, settings=settings)
-            top = diag.findings[:3]
-            ranks = [r for r in (rank_of(t, diag.findings) for t in truths(case)) if r is not None]
-            rows.append({"case": case["name"], "op": case["op"], "truth": "|".join(truths(case)), "truth_level": case["level"],
-                         "h200_verified": "h200_speedup" in case, "mode": mode, "gpu": with_gpu,
-                         "rank": min(ranks, default=None),
-                         "top3": [f"{f.id}@{f.level}" for f in top], "seconds": round(time.perf_counter() - t, 2),
-                         "stopped_at": next((r.level for r in reversed(diag.levels) if r.status == "used"), None)})
-        if on_case:
-            on_case()
+    rows: list[dict[str, Any]] = []
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        os.environ.setdefault(GPU_LOCK_ENV, str(Path(tempfile.gettempdir()) / f"kopt-eval-gpu-{os.getpid()}.lock"))
+        # spawn: CUDA (probed above) cannot be used in a forked child
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for done in pool.map(case_rows, [manifest] * len(cases), cases, [settings_modes] * len(cases)):
+                rows += done
+                if on_case:
+                    on_case()
+    else:
+        for case in cases:
+            rows += case_rows(manifest, case, settings_modes)
+            if on_case:
+                on_case()
     summary: dict[str, Any] = {}
     for mode, with_gpu in settings_modes:
         key = f"{mode}{'+gpu' if with_gpu else ''}"
@@ -117,8 +141,11 @@ def evaluate(manifest: Path, *, gpu: bool, names: list[str] | None = None, split
               help="Only this manifest case (repeatable).")
 @click.option("--split", default=None, metavar="NAME",
               help="Only the cases of this split (a blind set's `tune` or `test`); `test` reports totals only.")
+@click.option("--workers", type=click.IntRange(1, 32), default=1, show_default=True,
+              help="Cases diagnosed at once, each in its own process (ncu runs still take turns on the GPU).")
 @json_option
-def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], split: str | None, as_json: bool) -> None:
+def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], split: str | None, workers: int,
+                  as_json: bool) -> None:
     """Score root-cause diagnosis: top-1/top-3 per mode and per truth level."""
     from rich.console import Console
     from rich.progress import Progress
@@ -128,7 +155,7 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], split: s
     with Progress(transient=True, disable=as_json) as progress:
         bar = progress.add_task("diagnosis eval", total=total)
         report = evaluate(manifest, gpu=not no_gpu, names=list(names) or None, split=split,
-                          on_case=lambda: progress.advance(bar))
+                          on_case=lambda: progress.advance(bar), workers=workers)
     if as_json:
         emit_json(report)
         return
