@@ -52,6 +52,8 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
     SignalSpec("atomic_in_loop", "tl.atomic_* inside a loop", "atomic_contention", 0.75),
     SignalSpec("scattered_atomic", "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
                "atomic_contention", 0.7),
+    SignalSpec("shared_atomic", "tl.atomic_* outside loops at addresses that do not depend on the program (every "
+               "program accumulates into the same dW row or sum)", "atomic_contention", 0.7),
     SignalSpec("two_pass_loads", "the same pointer argument loaded in two separate loops (a statistics pass, then an "
                "apply pass)", "unfused_ops", 0.55),
     SignalSpec("constant_grid", "a launch grid of literal constants with fewer programs than a GPU has SMs",

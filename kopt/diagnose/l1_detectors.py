@@ -377,6 +377,34 @@ def _scattered_atomic(s: KernelScan) -> list[Signal]:
                    "programs that pick the same target serialize on it", {})]
 
 
+ACCUMULATING_ATOMICS = {f"atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor")}  # not cas/xchg (locks)
+
+
+@detects("shared_atomic")
+def _shared_atomic(s: KernelScan) -> list[Signal]:
+    """An accumulating atomic outside any loop whose address depends neither on program_id nor on loaded values:
+    every program of the grid updates the same addresses (a dW/dB row, a global sum), so they serialize on them,
+    grid-size deep (a loop's atomics: atomic_in_loop; data-chosen targets: scattered_atomic)."""
+    def calls_of(value: ast.AST, *names: str) -> bool:
+        return any(tl_name(c, s.m.aliases) in names for c in ast.walk(value) if isinstance(c, ast.Call))
+
+    moved = s.derived(set(), lambda value: calls_of(value, "program_id", "load"))
+    grown = True
+    while grown:  # pointers advanced in place: X_ptr += row * stride
+        before = len(moved)
+        moved |= {n.target.id for n in ast.walk(s.fn) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+                  and (names_in(n.value) & moved or calls_of(n.value, "program_id", "load"))}
+        moved = s.derived(moved)
+        grown = len(moved) > before
+    calls = [c for c in s.calls if tl_name(c, s.m.aliases) in ACCUMULATING_ATOMICS and id(c) not in s.in_loop
+             and c.args and not names_in(c.args[0]) & moved and not calls_of(c.args[0], "program_id", "load")]
+    if not calls:
+        return []
+    return [Signal("shared_atomic", s.fn.name, sorted({c.lineno for c in calls}),
+                   f"{tl_name(calls[0], s.m.aliases)}({ast.unparse(calls[0].args[0])}) does not depend on the program: "
+                   "every program of the grid updates the same addresses and they serialize on them", {})]
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
