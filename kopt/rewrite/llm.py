@@ -45,7 +45,8 @@ Rules:
 - Keep the `entry` function's signature; it may launch different kernels.
 - The work is done in your own Triton kernels: outside `@triton.jit` code may only allocate, take views, query
   shapes, strides and dtypes, and launch kernels (no torch compute, no calls to the reference, no caching of
-  results between calls, imports only of torch, triton, math, functools and typing). Anything else is rejected.
+  results between calls: no functools cache decorators at all, launch-config helpers included; imports only of
+  torch, triton, math, functools and typing). Anything else is rejected.
 - Do not repeat a change that an earlier round already tried and that failed or was slower."""
 
 
