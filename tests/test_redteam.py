@@ -71,6 +71,18 @@ def test_tma_descriptors_are_launch_plumbing_but_the_rest_of_triton_tools_is_not
         assert violation.code in ("denied_import", "monkeypatch"), hidden
 
 
+def test_a_python_set_built_in_the_function_may_add_but_a_rebound_one_may_not():
+    head = "import torch\nimport triton\n\n"
+    legit = head + ("def _configs(configs):\n    seen, kept = set(), []\n    seen = set()\n    for c in configs:\n"
+                    "        if c in seen:\n            continue\n        seen.add(c)\n    return seen\n\n"
+                    "def entry(x):\n    return _configs([1, 2])\n")
+    assert check_source(legit, "legit.py") == []
+    rebound = head + "def entry(x, y):\n    acc = set()\n    acc = x\n    return acc.add(y)\n"
+    assert [v.code for v in check_source(rebound, "rebound.py")] == ["torch_compute"]
+    looped = head + "def entry(xs, y):\n    acc = set()\n    for acc in xs:\n        acc.add(y)\n    return y\n"
+    assert "torch_compute" in [v.code for v in check_source(looped, "looped.py")]
+
+
 @pytest.mark.parametrize("path", CANDIDATES, ids=lambda p: p.stem)
 def test_validate_rejects_every_cheat_and_accepts_legit_rewrites(path):
     h = header(path)

@@ -78,6 +78,7 @@ TENSOR_METHODS = VIEW_METHODS | {"numel", "size", "stride", "dim", "ndimension",
                                  "data_ptr", "is_contiguous", "storage_offset", "get_device", "item", "fill_", "zero_",
                                  "copy_", "new_tensor", "type", "is_floating_point", "requires_grad_"}
 ITERATING = {"zip", "enumerate", "reversed", "list", "tuple", "iter", "sorted", "filter"}  # pass tensors through
+PYTHON_CONSTRUCTORS = {"set", "list", "dict", "tuple", "frozenset", "str"}  # empty ones: Python objects
 MUTATING_METHODS = {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "add", "remove",
                     "discard", "__setitem__"}
 CACHE_DECORATORS = {"lru_cache", "cache", "cached_property", "memoize"}
@@ -355,10 +356,48 @@ class _Checker:
                 return any(self.is_tensor(a, names) for a in node.args)
         return False
 
+    @staticmethod
+    def python_objects(fn: ast.FunctionDef) -> set[str]:
+        """Local names bound only to Python containers or scalars built in `fn` (`seen = set()`, `parts = []`):
+        their `.add()` or `.sub()` is Python's, not a tensor method. A name also bound any other way (a parameter,
+        a loop target, another assignment) is not one."""
+        def plain(value: ast.AST) -> bool:
+            return isinstance(value, (ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                                      ast.Constant, ast.JoinedStr)) or (
+                isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id in PYTHON_CONSTRUCTORS and not value.args and not value.keywords)
+
+        built, other = set(), {a.arg for a in fn.args.args}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                target, value = node.targets[0], node.value
+                if len(node.targets) == 1 and isinstance(target, ast.Name):
+                    pairs = [(target, value)]
+                elif len(node.targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                        and len(target.elts) == len(value.elts):  # seen, kept = set(), []
+                    pairs = list(zip(target.elts, value.elts))
+                else:
+                    pairs = []
+                for t, v in pairs:
+                    if isinstance(t, ast.Name):
+                        (built if plain(v) else other).add(t.id)
+                paired = {id(t) for t, _ in pairs}
+                other.update(n.id for t in node.targets for n in ast.walk(t)
+                             if isinstance(n, ast.Name) and id(n) not in paired)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not isinstance(
+                    getattr(node, "parent", None), (ast.Assign, ast.Tuple)):
+                other.add(node.id)  # loop, with, walrus and augmented-assignment targets
+            elif isinstance(node, (ast.For, ast.comprehension, ast.withitem)):
+                target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+                if target is not None:
+                    other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        return built - other
+
     def check_function(self, fn: ast.FunctionDef) -> None:
         names = self.tensors_in(fn)
         local = {a.arg for a in fn.args.args} | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
                                                  and isinstance(n.ctx, ast.Store)}
+        python_objects = self.python_objects(fn)
         for node in ast.walk(fn):
             if self.context(node) in ("kernel", "protected") or node is fn:
                 continue
@@ -382,7 +421,8 @@ class _Checker:
                 if self.is_tensor(node.func.value, names) and attr not in TENSOR_METHODS:
                     self.flag(node, "torch_compute", f"`.{attr}()` on a tensor outside a Triton kernel: "
                                                      "only views, casts, copies and queries are allowed there")
-                elif attr in COMPUTE_METHODS and not self.is_library_call(node.func):
+                elif attr in COMPUTE_METHODS and not self.is_library_call(node.func) and not (
+                        isinstance(node.func.value, ast.Name) and node.func.value.id in python_objects):
                     self.flag(node, "torch_compute",
                               f"`.{attr}()` outside a Triton kernel: the work must be the candidate's kernels")
                 elif attr in MUTATING_METHODS and root in self.module_names and root not in local:
