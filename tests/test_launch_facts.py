@@ -234,3 +234,62 @@ def test_a_width_cause_never_compiled_ranks_below_the_grounded_findings(col_sum)
     found = {f.id: f for f in diag.findings}
     assert diag.findings[0].id == "low_occupancy" and diag.findings[0].confidence >= 0.6
     assert found["misaligned_access"].confidence == 0.59 and "not compiled" in found["misaligned_access"].message
+
+
+DISPATCH = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+@triton.jit
+def wide_row_sum_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for start in range(0, D, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        tl.atomic_add(out_ptr + row, tl.sum(tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0), axis=0))
+
+
+def entry(x):
+    rows, d = x.shape
+    out = torch.zeros(rows, device=x.device, dtype=torch.float32)
+    if d > LIMIT:
+        wide_row_sum_kernel[(rows,)](x, out, d, BLOCK=1024)
+    else:
+        row_sum_kernel[(rows,)](x, out, d, BLOCK=triton.next_power_of_2(d))
+    return out
+
+
+def reference(x):
+    return x.float().sum(dim=1)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(case["rows"], case["d"], generator=g).to(device),)
+
+
+CASES = [{"rows": 4096, "d": 1024}, {"rows": 8192, "d": 512}, {"rows": 1000, "d": 2048}]
+FEW_CASES = "a dispatch test"
+'''
+
+
+@pytest.mark.parametrize("limit", [65536, 256])
+def test_a_finding_on_a_kernel_no_case_launches_sinks(tmp_path, limit):
+    """The wide-row kernel's atomics in a loop are a strong L1 signal; when the cases' sizes never select that
+    kernel (LIMIT above every case) the finding costs nothing here and sinks below the launched kernel's."""
+    path = _task(tmp_path, f"dispatch{limit}", DISPATCH.replace("LIMIT", str(limit)))
+    diag = diagnose(path, level="L1", gpu=False, settings=load_settings())
+    atomic = next(f for f in diag.findings if f.id == "atomic_contention")
+    if limit > 2048:
+        assert atomic.confidence <= 0.1 and "no case launches wide_row_sum_kernel" in atomic.message
+    else:
+        assert atomic.confidence >= 0.5 and diag.findings[0].id == "atomic_contention"

@@ -32,6 +32,7 @@ NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alig
 L4_TOP = 3  # L3 findings explained from the compiler source
 SIDE_KERNEL_SHARE = 0.1  # a kernel with less than this share of the task's estimated memory time is a side kernel
 SIDE_KERNEL_FLOOR = 0.3  # ... and its findings keep at least this share of their confidence
+NOT_LAUNCHED = 0.1  # a finding about a kernel the source launches but no case reaches keeps this share
 LEVEL_ORDER = {lvl: i for i, lvl in enumerate(LEVELS)}
 LEVEL_STATUSES = ("used", "not_needed", "skipped", "unavailable")  # what became of a level in one diagnosis
 
@@ -123,10 +124,16 @@ def finding_kernel(finding: Finding, kernels: Iterable[str]) -> str | None:
     return named or (head if head in kernels else None)
 
 
-def on_side_kernel(finding: Finding, shares: dict[str, float]) -> Finding:
+def on_side_kernel(finding: Finding, shares: dict[str, float], unlaunched: Iterable[str] = ()) -> Finding:
     """A finding about a kernel with a few percent of the task's estimated memory time (a finalize or reduce step
-    beside the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little."""
-    kernel = finding_kernel(finding, shares)
+    beside the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little. One about
+    a kernel no case launches (the other branch of a size dispatch) sinks further: it costs nothing here."""
+    unlaunched = set(unlaunched)
+    kernel = finding_kernel(finding, set(shares) | unlaunched)
+    if kernel in unlaunched:
+        finding.confidence = round(finding.confidence * NOT_LAUNCHED, 2)
+        finding.message += f" (no case launches {kernel}: the task's shapes take another path)"
+        return finding
     share = shares.get(kernel, 1.0) if kernel and len(shares) > 1 else 1.0
     if share < SIDE_KERNEL_SHARE:
         finding.confidence = round(finding.confidence * max(SIDE_KERNEL_FLOOR, share / SIDE_KERNEL_SHARE), 2)
@@ -271,7 +278,19 @@ class _Run:
         self.diag.levels.append(LevelRun(level, status, reason, len(findings or []),
                                          round(time.perf_counter() - started, 2) if started else 0.0))
         shares = kernel_shares(self.launch_facts) if self.launch_facts is not None and level != "L4" else {}
-        self.found += [on_side_kernel(f, shares) for f in findings or []]  # L4 explains L3's, already weighed
+        unlaunched = self.unlaunched() if shares else set()
+        self.found += [on_side_kernel(f, shares, unlaunched) for f in findings or []]  # L4 explains L3's, already weighed
+
+    def unlaunched(self) -> set[str]:
+        """Kernels the task's source launches that no case reached (every case captured), e.g. a multi-block
+        variant the cases' sizes never select."""
+        from kopt.diagnose.launch_causes import _module
+
+        facts, module = self.launch_facts, _module(str(self.path))
+        if facts is None or facts.skipped or module is None:
+            return set()
+        launched = {l.kernel for l in facts.launches}
+        return {name for name, k in module.kernels.items() if k.launches and name not in launched}
 
     def deep_enough(self, done: str) -> str | None:
         """Why to stop after level `done`, or None to go on."""
