@@ -293,3 +293,61 @@ def test_a_finding_on_a_kernel_no_case_launches_sinks(tmp_path, limit):
         assert atomic.confidence <= 0.1 and "no case launches wide_row_sum_kernel" in atomic.message
     else:
         assert atomic.confidence >= 0.5 and diag.findings[0].id == "atomic_contention"
+
+
+TILE_BOUND = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rotate_kernel(x_ptr, cos_ptr, out_ptr, sl, H: tl.constexpr, HD: tl.constexpr, PAD_H: tl.constexpr,
+                  PAD_HD: tl.constexpr):
+    pid = tl.program_id(0)
+    pos = pid % sl
+    h = tl.arange(0, PAD_H)[:, None]
+    d = tl.arange(0, PAD_HD // 2)[None, :]
+    c = tl.load(cos_ptr + pos * HD + d, mask=d < HD // 2)
+    offs = pid * H * HD + h * HD + d
+    m = (h < H) & (d < HD // 2)
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, x * c, mask=m)
+
+
+def entry(x, cos, sl):
+    tokens, h, hd = x.shape
+    out = torch.zeros_like(x)
+    rotate_kernel[(tokens,)](x, cos, out, sl, H=h, HD=hd, PAD_H=triton.next_power_of_2(h),
+                             PAD_HD=triton.next_power_of_2(hd))
+    return out
+
+
+def reference(x, cos, sl):
+    tokens, h, hd = x.shape
+    pos = torch.arange(tokens, device=x.device) % sl
+    out = torch.zeros_like(x)
+    out[..., : hd // 2] = x[..., : hd // 2] * cos[pos, : hd // 2][:, None, :]
+    return out
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(case["tokens"], case["H"], case["HD"], generator=g).to(torch.bfloat16)
+    cos = torch.randn(case["sl"], case["HD"], generator=g).to(torch.bfloat16)
+    return x.to(device), cos.to(device), case["sl"]
+
+
+CASES = [{"tokens": 4096, "H": 32, "HD": 128, "sl": 1024}, {"tokens": 4000, "H": 8, "HD": 64, "sl": 1000}]
+FEW_CASES = "a tile-width test"
+'''
+
+
+def test_a_case_whose_tile_sets_its_width_does_not_confirm_misalignment(tmp_path):
+    """Case 1 loses 16-divisibility on `sl` and compiles 32-bit accesses where case 0 has 128-bit, but its 8 x 32
+    bf16 tile gives each of 128 threads only 4 bytes: the tile, not alignment, sets the width (a rope kernel's
+    small-head case), so L3 does not confirm misaligned_access."""
+    path = _task(tmp_path, "tile_bound", TILE_BOUND)
+    diag = diagnose(path, gpu=False, settings=load_settings())
+    (finding,) = [f for f in diag.findings if f.id == "misaligned_access"]
+    assert finding.level == "L1" and "not confirmed at L3" in finding.message and finding.confidence < 0.4

@@ -407,7 +407,8 @@ class _Run:
             confirmed = confirm(f, self.launch_facts, case, case_report, base, compiled_case)
             if confirmed is None:
                 f.confidence = round(f.confidence * 0.5, 2)
-                f.message += f" (case {case} compiles to the same access widths: not confirmed at L3)"
+                f.message += (f" (not confirmed at L3: case {case} compiles no access narrower than the compiled "
+                              "case's, or than its tile gives each thread)")
             else:
                 out.append(confirmed)
         return out

@@ -200,7 +200,7 @@ class _KernelAttribution:
             "kind": kind, "op": op.name, "col": op.loc.col, "shape": op.shape, "dtype": op.elem,
             "layout": layout.describe() if layout else op.layout, "order": order, "size_per_thread": spt,
             "vector_bytes": achieved, "ptx_bytes": ptx_bytes, "layout_bytes": layout_bytes,
-            "pointer_args": acc.base_args, "contiguous_dims": sorted(acc.contiguous_dims),
+            "thread_bytes": per_thread, "pointer_args": acc.base_args, "contiguous_dims": sorted(acc.contiguous_dims),
             "strided_dims": {str(k): v for k, v in acc.strided_dims.items()},
             "stride_args": {k: {"divisibility": d, "dims": sorted(ds)} for k, (d, ds) in acc.scale_args.items()},
             "mask": acc.has_mask, "mask_bounds": acc.mask_args, "in_loop": bool(op.loops),

@@ -513,12 +513,14 @@ def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, b
             base_case: int) -> Finding | None:
     """An L3 finding for a launch finding's case: the loads/stores its own specialization compiles narrower than the
     compiled aligned case (or below 16 B when every case is misaligned), weighted by the bytes they move.
-    None when that case's code is no narrower: the launch fact did not cost vector width."""
+    None when that case's code is no narrower, or only where its tile gives each thread no more bytes than it moves
+    (a small tile, not alignment, sets that width): the launch fact did not cost vector width."""
     base = _widths(base_report) if base_report is not None else {}
     narrowed = []
     for key, fact in _widths(case_report).items():
         before = base.get(key, {}).get("vector_bytes", 16)
-        if fact["vector_bytes"] < min(16, before):
+        tile_bound = fact.get("thread_bytes", 16) <= fact["vector_bytes"]  # the tile gives each thread no more
+        if fact["vector_bytes"] < min(16, before) and not tile_bound:
             narrowed.append((key, fact, before))
     if not narrowed:
         return None
