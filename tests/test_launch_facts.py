@@ -351,3 +351,46 @@ def test_a_case_whose_tile_sets_its_width_does_not_confirm_misalignment(tmp_path
     diag = diagnose(path, gpu=False, settings=load_settings())
     (finding,) = [f for f in diag.findings if f.id == "misaligned_access"]
     assert finding.level == "L1" and "not confirmed at L3" in finding.message and finding.confidence < 0.4
+
+
+TINY_TILE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+def entry(x):
+    out = torch.empty_like(x)
+    double_kernel[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), BLOCK=128, num_warps=4)
+    return out
+
+
+def reference(x):
+    return x * 2
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["n"], generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+CASES = [{"n": 1_000_003}]
+FEW_CASES = "a width test"
+'''
+
+
+def test_an_access_its_tile_keeps_narrow_is_small_block_not_its_mask(tmp_path):
+    """128 fp32 elements over 128 threads give each thread 4 bytes: the accesses are 32-bit whatever the mask
+    bound `n` (not known divisible by 16), so L3 names the tile (small_block), not the mask."""
+    path = _task(tmp_path, "tiny_tile", TINY_TILE)
+    report = attribute(compile_task(load_task(path), target="sm_90"), path)
+    access = [f for facts in report.lines.values() for f in facts if f.get("kind") in ("load", "store")]
+    assert access and all(f["thread_bytes"] <= f["vector_bytes"] < 16 and f["mask_bounds"] for f in access)
+    ids = [f.id for f in report.findings]
+    assert ids[0] == "small_block" and not set(ids) & {"masked_access", "misaligned_access"}

@@ -209,7 +209,7 @@ class _KernelAttribution:
         share = self.traffic.get(op.index, 0) / max(1, sum(self.traffic.values()))
         fact["traffic_share"] = round(share, 3)
         self.memory[op.index] = fact
-        reasons = self._width_reasons(acc, fastest, order, per_thread) if achieved < 16 else []
+        reasons = self._width_reasons(acc, fastest, order, per_thread, achieved) if achieved < 16 else []
         fact["why"] = [r[1] for r in reasons]
         ptx_kind = "cp.async" if op.name.startswith("ttg.async") else "ld" if kind == "load" else "st"
         instr = code.first.get(ptx_kind, "") if code else ""
@@ -250,8 +250,11 @@ class _KernelAttribution:
                                  [r[2] for r in reasons], evidence, 0.55 * weight))
         return issues
 
-    def _width_reasons(self, acc: Access, fastest: int, order: list[int], per_thread: float) -> list[tuple[str, str, str]]:
-        """Why a memory op is narrower than 16 bytes, most fundamental first: (finding id, why, condition)."""
+    def _width_reasons(self, acc: Access, fastest: int, order: list[int], per_thread: float,
+                       achieved: int) -> list[tuple[str, str, str]]:
+        """Why a memory op is narrower than 16 bytes, most fundamental first: (finding id, why, condition). When the
+        tile gives each thread no more bytes than the op moves, the tile sets the width: alignment, masks and
+        modulo could not widen it, so they are not reasons."""
         out = []
         args = self.module.args
         if acc.indirect:
@@ -305,8 +308,9 @@ class _KernelAttribution:
                         "keep modulo/division out of the innermost offsets (mask instead of wrapping), or hint "
                         "tl.max_contiguous/tl.multiple_of on the result"))
         if per_thread < 16:
-            out.append(("small_block", f"the tile gives each thread only {per_thread:g} bytes",
-                        "each thread must hold >= 16 contiguous bytes: grow the block or lower num_warps"))
+            small = ("small_block", f"the tile gives each thread only {per_thread:g} bytes",
+                     "each thread must hold >= 16 contiguous bytes: grow the block or lower num_warps")
+            out = [small, *(r for r in out if r[0] == "uncoalesced_access")] if per_thread <= achieved else [*out, small]
         if not out:
             out.append(("non_vectorized_load", "the blocked layout gives each thread fewer than 16 contiguous bytes",
                         "the contiguous dim must be divisible by 16 bytes per thread: tl.max_contiguous / "
