@@ -177,3 +177,20 @@ def test_launch_configuration_about_a_partial_wave_is_a_tail_effect():
     result = ncu.parse_pages((FIXTURES / "matmul_raw.csv").read_text(), (FIXTURES / "matmul_details.csv").read_text())
     rules = [r for k in result.kernels for r in k.rules if "A wave of thread blocks" in r.description]
     assert rules and all(l2._rule_target(r) == "tail_effect" for r in rules)
+
+
+def test_a_profiled_kernels_findings_cite_the_lines_that_launch_it():
+    """ncu's findings (throughput, occupancy, waves) have no source line of their own: they cite the task-file line
+    where the profiled kernel is launched, its grid and config chosen (issue 22: each top finding cites a line)."""
+    from kopt.diagnose import launch_facts
+    from kopt.diagnose.l2 import result_findings
+    from kopt.task import load_task
+
+    task = Path(__file__).resolve().parents[1] / "examples" / "softmax.py"
+    facts = launch_facts.capture(load_task(task), "sm_90")
+    launch_line = next(i for i, line in enumerate(task.read_text().splitlines(), 1) if "softmax_kernel[" in line)
+    result = ncu.parse_pages((FIXTURES / "softmax_raw.csv").read_text(), (FIXTURES / "softmax_details.csv").read_text())
+    findings = result_findings(result)
+    assert findings and all(not f.kernel_lines for f in findings)
+    cited = launch_facts.cite_launches(findings, facts)
+    assert all(f.kernel_lines == [launch_line] for f in cited)

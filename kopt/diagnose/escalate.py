@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kopt.config import Settings
-from kopt.diagnose.launch_facts import kernel_shares
+from kopt.diagnose.launch_facts import cite_launches, kernel_shares
 from kopt.diagnose.targets import TARGETS, target_for
 from kopt.errors import CompileError, KoptError
 from kopt.vocabulary import LEVELS, Evidence, Finding
@@ -350,7 +350,7 @@ class _Run:
         result = profile_task(self.path, self.case or 0)
         if not result.available:
             return self.record("L2", "unavailable", result.reason or "ncu produced no result", None, t)
-        findings = result_findings(result)
+        findings = cite_launches(result_findings(result), self.launch_facts)
         self.record("L2", "used", "Nsight Compute symptoms (they say what, L3 says why)", findings, t)
 
     def l3(self) -> None:

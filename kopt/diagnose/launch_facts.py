@@ -345,6 +345,17 @@ def _lines(launches) -> list[int]:
     return sorted({int(l.site.rpartition(":")[2]) for l in launches if l.site})
 
 
+def cite_launches(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
+    """Findings about a whole kernel (ncu's throughput, occupancy, waves: no source line of their own) cite the
+    task-file lines that launch it, where its grid and config are chosen; the kernel is the one the message names."""
+    for f in findings:
+        if f.kernel_lines or facts is None:
+            continue
+        kernel = f.message.split(":", 1)[0]
+        f.kernel_lines = _lines([l for l in facts.launches if l.kernel == kernel])
+    return findings
+
+
 def _case_label(facts: LaunchFacts, index: int) -> str:
     case = facts.cases[index] if index < len(facts.cases) else {}
     shape = ", ".join(f"{k}={v}" for k, v in case.items()) if isinstance(case, dict) else str(case)
