@@ -194,3 +194,19 @@ def test_a_profiled_kernels_findings_cite_the_lines_that_launch_it():
     assert findings and all(not f.kernel_lines for f in findings)
     cited = launch_facts.cite_launches(findings, facts)
     assert all(f.kernel_lines == [launch_line] for f in cited)
+
+
+def test_a_kernel_with_a_sliver_of_the_profiled_time_sinks():
+    """The planted page holds five kernels; the second copy_kernel took 2 us of 264 (0.8 %): its findings keep a
+    tenth of their confidence or less (on the H200 a 4-block torch zero-fill led a real kernel's diagnosis as
+    low_occupancy), while the kernels with a tenth of the time or more keep theirs."""
+    from kopt.diagnose.l2 import profile_findings, result_findings
+
+    result = ncu.parse_pages((FIXTURES / "planted_raw.csv").read_text(), (FIXTURES / "planted_details.csv").read_text())
+    short = result.kernels[3]
+    assert short.name == "copy_kernel" and l2._q(short.metrics, "duration") < 3
+    alone = {f.id: f.confidence for f in profile_findings(short.metrics, short.rules, kernel=short.name)}
+    sunk = [f for f in result_findings(result) if "0.8% of the profiled GPU time" in f.message]
+    assert alone and len(sunk) == len(alone) and all(f.confidence <= alone[f.id] * 0.1 for f in sunk)
+    strided = [f for f in result_findings(result) if f.message.startswith("strided_copy_kernel")]
+    assert strided and not any("profiled GPU time" in f.message for f in strided)

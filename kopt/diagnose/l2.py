@@ -82,6 +82,8 @@ _RULE_MAP = (
 )
 
 
+MINOR_KERNEL_SHARE = 0.1  # a profiled kernel under this share of the range's GPU time is a side show...
+MINOR_KERNEL_FLOOR = 0.05  # ... whose findings keep at least this share of their confidence
 HEALTHY_OCCUPANCY = 50.0  # % of the SM's warp slots: enough to hide latency in most kernels
 
 
@@ -154,8 +156,16 @@ def result_findings(result: NcuResult | None, timing: dict[str, dict] | None = N
     timing = timing or {}
     out: list[Finding] = []
     kernels: list[NcuKernel] = result.kernels if result and result.available else []
-    for k in kernels:
-        out += profile_findings(k.metrics, k.rules, timing.get(k.name) or timing.get("*"), ceilings, k.name)
+    durations = [_q(k.metrics, "duration") or 0.0 for k in kernels]
+    total = sum(durations)
+    for k, duration in zip(kernels, durations):
+        found = profile_findings(k.metrics, k.rules, timing.get(k.name) or timing.get("*"), ceilings, k.name)
+        share = duration / total if total else 1.0
+        if share < MINOR_KERNEL_SHARE:  # e.g. torch's zero-fill of an output before the task's kernel runs
+            for f in found:
+                f.confidence = round(f.confidence * max(MINOR_KERNEL_FLOOR, share / MINOR_KERNEL_SHARE), 2)
+                f.message += f" (this kernel took {share:.1%} of the profiled GPU time)"
+        out += found
     if not kernels and "*" in timing:
         out += profile_findings({}, [], timing["*"], ceilings)
     return out
