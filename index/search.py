@@ -116,11 +116,15 @@ class Index:
                  "expansion": e.get("expansion"), "graph": e.get("graph")}
                 for name, e in sorted(self.catalog.get("corpora", {}).items())]
 
-    def _entries(self, corpus: str | list[str] | None) -> list[tuple[str, dict]]:
+    def _entries(self, corpus: str | list[str] | None, target: str | None = None) -> list[tuple[str, dict]]:
         served = self.catalog.get("corpora", {})
         if not served:
             raise KoptError(f"the index at {self.where} is empty",
                             hint="run `kopt ingest triton-pkg` (no checkout needed) or `kopt ingest triton --path DIR`")
+        if target and not corpus:  # the target's compiler sources that are served, and the shared notes and patterns
+            if target not in TARGET_CORPORA:
+                raise KoptError(f"unknown target {target!r}; use {' or '.join(TARGET_CORPORA)}")
+            corpus = [n for n in served if n in TARGET_CORPORA[target] or n not in ALL_COMPILER_CORPORA]
         names = [corpus] if isinstance(corpus, str) else list(corpus or served)
         missing = [n for n in names if n not in served]
         if missing:
@@ -147,7 +151,7 @@ class Index:
         flt, path_glob = _filters(filters)
         fetch = max(POOL, k) * (4 if path_glob else 1)
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
-        for _, entry in self._entries(corpus):
+        for _, entry in self._entries(corpus, (filters or {}).get("target")):
             dense = (dense_vector or _query_embedding(entry["model"], query)) if mode != "sparse" else None
             sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
             d_hits, s_hits = self.backend.query(entry["collection"], dense, sparse, fetch, flt)
@@ -335,6 +339,12 @@ def _payload_key(meta: dict) -> tuple:
     return meta.get("corpus"), meta.get("path"), meta.get("start_line")
 
 
+# A target's compiler sources: `kopt search --target` searches these (those ingested) and the shared pass notes
+# and patterns, not the other target's compiler (triton-ascend questions ranked 0.44 file MRR searching everything)
+TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend", "triton-ascend-pkg")}
+ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
+
+
 def _filters(filters: dict | None) -> tuple[dict, str | None]:
     flt, path_glob = {}, None
     for key, value in (filters or {}).items():
@@ -347,8 +357,8 @@ def _filters(filters: dict | None) -> tuple[dict, str | None]:
                 flt["path"] = value
         elif key in _EXACT_FILTERS:
             flt[_EXACT_FILTERS[key]] = value
-        elif key != "corpus":
-            raise KoptError(f"unknown search filter {key!r}; use corpus, language, kind, path, passes, symbol")
+        elif key not in ("corpus", "target"):  # both choose corpora (_entries), not chunks
+            raise KoptError(f"unknown search filter {key!r}; use corpus, target, language, kind, path, passes, symbol")
     return flt, path_glob
 
 

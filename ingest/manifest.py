@@ -94,7 +94,8 @@ class Source:
     root: Path
     version: str
     files: list[str]
-    rev: str | None = None
+    rev: str | None = None  # a git revision to read the files from (None: the files on disk)
+    exported: bool = False  # a git corpus's exported tree: version named by the caller, no history to read
 
     def read(self, rel: str) -> bytes:
         if self.rev:
@@ -126,8 +127,12 @@ def resolve(manifest: Manifest, path: Path | None = None, rev: str | None = None
         root = Path(root).expanduser().resolve()
         if not root.is_dir():
             raise KoptError(f"{root}: no such directory (corpus {manifest.name})")
-        if not (root / ".git").exists():
-            raise KoptError(f"{root}: not a git checkout (corpus {manifest.name} takes its version from git)")
+        if not (root / ".git").exists():  # an exported tree (a release tarball): the caller names its revision
+            if not rev:
+                raise KoptError(f"{root}: not a git checkout (corpus {manifest.name} takes its version from git); "
+                                f"for an exported source tree, name its revision: --rev REV")
+            listing = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+            return Source(manifest, root, rev, selected(listing, manifest.include, manifest.exclude), exported=True)
         ref = rev or "HEAD"
         version = _git(root, "rev-parse", "--short=8", f"{ref}^{{commit}}").strip()
         listing = _git(root, "ls-tree", "-r", "--name-only", ref) if rev else _git(root, "ls-files")

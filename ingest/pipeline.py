@@ -241,7 +241,8 @@ def _build(backend, cache, name, source, model, records, expansions, avgdl, reg,
                                    payload(records[pid], name, source.version, reg, links[pid])) for pid in part])
             bar(len(part), "storing")
     backend.flush(coll)
-    history = _build_history(backend, coll, name, source, staging["dim"]) if source.manifest.source == "git" else None
+    history = (_build_history(backend, coll, name, source, staging["dim"])
+               if source.manifest.source == "git" and not source.exported else None)
     _publish(backend, name, {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
                              "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})},
              served)

@@ -341,3 +341,33 @@ def test_the_top_hits_do_not_depend_on_how_many_are_asked_for(settings, checkout
         assert [h.key for h in few] == [h.key for h in many[:3]]
     finally:
         index.close()
+
+
+def test_an_exported_tree_ingests_as_the_revision_given(settings, tmp_path):
+    """A release tarball has no .git: with --rev it is ingested from disk as that revision (no commit history
+    collection); without, the error says to name one."""
+    tree = tmp_path / "triton-3.6.0"
+    shutil.copytree(FIXTURES, tree, ignore=shutil.ignore_patterns("passes", "patterns"))
+    with pytest.raises(KoptError, match="--rev REV"):
+        ingest_corpus("triton", settings, path=tree, progress=False)
+    s = ingest_corpus("triton", settings, path=tree, rev="v3.6.0", progress=False)
+    assert s.version == "v3.6.0" and s.chunks > 0
+    index = open_index(settings)
+    (entry,) = index.corpora()
+    assert entry["version"] == "v3.6.0" and not entry.get("history")
+    hit = index.search("narwhal rule bytes per thread", k=1)[0]
+    assert hit.cite() == "docs/guide.md:5-8@v3.6.0"
+
+
+def test_search_by_target_leaves_out_the_other_targets_compiler(settings, checkout):
+    """--target ascend searches the ingested Ascend compiler and the shared notes and patterns, never the Triton
+    checkout; --target nvidia the reverse."""
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    ingest_corpus("patterns", settings, progress=False)
+    index = open_index(settings)
+    nvidia = index.search("block size per program", k=20, filters={"target": "nvidia"})
+    ascend = index.search("block size per program", k=20, filters={"target": "ascend"})
+    assert {h.meta["corpus"] for h in nvidia} == {"triton", "patterns"}
+    assert {h.meta["corpus"] for h in ascend} == {"patterns"}
+    with pytest.raises(KoptError, match="unknown target"):
+        index.search("block", filters={"target": "amd"})

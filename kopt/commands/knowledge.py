@@ -48,7 +48,8 @@ def yield_cpu_to_readers() -> None:
 @click.command("ingest")
 @click.argument("corpus")
 @click.option("--path", type=click.Path(file_okay=False, path_type=Path), help="Source folder (a checkout for triton/triton-ascend).")
-@click.option("--rev", help="Git revision to ingest (read from git; the work tree is not touched).")
+@click.option("--rev", help="Git revision to ingest (read from git; the work tree is not touched); for an exported "
+              "tree without .git, the revision it is.")
 @click.option("--embed-model", help="sentence-transformers model name (default: settings.embed_model).")
 @click.option("--expand", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Pair files (JSONL) or a pairs folder whose queries expand the chunks' BM25 text (repeatable; "
@@ -84,6 +85,8 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
               help="hybrid+rerank: the hybrid top 20 reordered by the trained cross-encoder (kopt index train; ~1 s a query on a "
                    "CPU). hybrid+graph: hybrid, then the top hits lend score along the symbol graph (a pass's TableGen def "
                    "-> its implementation, a pattern list -> the patterns).")
+@click.option("--target", type=click.Choice(["nvidia", "ascend"]),
+              help="Only this target's compiler sources (with the pass notes and patterns); not with --corpus.")
 @click.option("--language", help="Filter: cpp, python, tablegen, mlir, markdown, rst, yaml.")
 @click.option("--kind", help="Filter: function, class, pass, td_record, mlir_test, doc, pattern, pass_note, code.")
 @click.option("--path", "path_glob", help="Filter: a path or glob, e.g. 'lib/Dialect/TritonGPU/*'.")
@@ -92,12 +95,16 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
 @click.option("--emitter", is_flag=True, help="Treat QUERY as a diagnostic message and find the code that emits it.")
 @click.option("--qdrant-url", help="A Qdrant server instead of the embedded index.")
 @click.option("--json", "as_json", is_flag=True)
-def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language: str | None, kind: str | None,
-               path_glob: str | None, pass_name: str | None, symbol: str | None, emitter: bool, qdrant_url: str | None,
-               as_json: bool) -> None:
+def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: str | None, language: str | None,
+               kind: str | None, path_glob: str | None, pass_name: str | None, symbol: str | None, emitter: bool,
+               qdrant_url: str | None, as_json: bool) -> None:
     """Search the compiler sources, pass notes and patterns."""
     from kopt.index import worker
 
+    if target and corpus:
+        raise KoptError("give --target or --corpus, not both: --target chooses the corpora")
+    if target and (symbol or emitter):
+        raise KoptError("--target scopes a search; with --symbol or --emitter name the corpus with --corpus")
     corpora = list(corpus) or None
     if symbol:
         op, args, kwargs = "lookup_symbol", (symbol, corpora), {}
@@ -105,7 +112,7 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, language:
         op, args, kwargs = "find_emitter", (query, corpora), {"k": k}
     else:
         op, args, kwargs = "search", (query,), {"corpus": corpora, "k": k, "mode": mode, "filters": {
-            "language": language, "kind": kind, "path": path_glob, "passes": pass_name}}
+            "target": target, "language": language, "kind": kind, "path": path_glob, "passes": pass_name}}
     settings = load_settings(qdrant_url=qdrant_url)
     with steps(not as_json) as step:
         step("asking the index's search worker")
