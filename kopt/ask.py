@@ -251,6 +251,9 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
                 seen.add(key)
                 answer.citations.append({"cite": h.cite(), "symbol": h.chunk.symbol, "corpus": corpus,
                                          "why": "retrieved for the question", "excerpt": h.text[:400]})
+    if index is not None and not path:  # a plain question: what kopt's pass notes say too, not the source alone
+        step("searching the pass notes")
+        _add_pass_notes(answer, index, question, seen)
     if llm is not None:
         from kopt.llm import complete
 
@@ -261,6 +264,29 @@ def ask(question: str, *, kernel: str | Path | None = None, line: int | None = N
         except KoptError as exc:  # the evidence is already gathered: keep it, say why there is no prose
             answer.notes.append(f"{str(exc).rstrip('.')}; this is the evidence answer without prose (--offline skips the LLM)")
     return answer
+
+
+NOTE_HITS = 2  # pass-note sections a plain question shows beside its source hits
+
+
+def _add_pass_notes(answer: Answer, index: Any, question: str, seen: set[str]) -> None:
+    """The pass-note sections nearest the question: each one's heading joins the mechanism, its file the sources."""
+    if "passes" not in {c["name"] for c in index.corpora()}:
+        answer.notes.append("no pass notes in the index: run `kopt ingest passes` (offline, seconds)")
+        return
+    try:
+        hits = index.search(question, corpus="passes", k=NOTE_HITS)
+    except KoptError as exc:
+        answer.notes.append(str(exc))
+        return
+    for h in hits:
+        first = " ".join(h.text.splitlines()[2:]).strip()  # past the chunk's header and section title lines
+        answer.mechanism.append(f"{h.chunk.qualname or h.chunk.symbol}: {first[:300]}")
+        key = _source_key(h.cite(), h.chunk.symbol)
+        if key not in seen:
+            seen.add(key)
+            answer.citations.append({"cite": h.cite(), "symbol": h.chunk.symbol, "corpus": "passes",
+                                     "why": "pass note retrieved for the question", "excerpt": h.text[:400]})
 
 
 def _retrieve(index: Any, query: str, corpus: str, llm: Any, notes: list[str]) -> list[Any]:

@@ -170,3 +170,23 @@ def test_a_function_chunked_in_parts_is_cited_once():
                                           "backends/nvidia/driver.py:674-716@triton-3.6.0",
                                           "backends/compiler.py:23-92@triton-3.6.0"]
     assert [c["cite"] for c in again] == ["backends/nvidia/driver.py:720-760@triton-3.6.0"]
+
+
+def test_a_plain_question_reads_the_pass_notes_too(settings, tmp_path, monkeypatch):
+    """Without --kernel, ask searches the pass notes beside the compiler source and says what it found: their
+    sections join the mechanism and their files the sources; an index without them says how to add them."""
+    from kopt.ask import ask
+    from kopt.config import load_settings
+    from kopt.ingest import ingest_corpus
+
+    bare = ask("why are my loads not vectorized", settings=settings)
+    assert any("kopt ingest passes" in n for n in bare.notes) and not bare.mechanism
+
+    monkeypatch.setenv("KOPT_HOME", str(tmp_path / "home"))
+    notes_only = load_settings(workspace=tmp_path)
+    ingest_corpus("passes", notes_only, progress=False)
+    steps = []
+    answer = ask("why are my loads not vectorized", settings=notes_only, step=steps.append)
+    assert steps[-1] == "searching the pass notes"
+    assert answer.mechanism and any("AxisInfo" in m for m in answer.mechanism)
+    assert any(c["corpus"] == "passes" and c["cite"].startswith("axis-info.md:") for c in answer.citations)
