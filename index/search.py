@@ -170,7 +170,7 @@ class Index:
             hits = self._credit_links(hits)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, flt), query, corpus))
-        return hits[:k]
+        return _one_copy(hits)[:k]
 
     def _credit_emitters(self, hits: list[Hit], query: str, corpus, flt: dict) -> list[Hit]:
         """The chunks that emit the message a question quotes gain MESSAGE_WEIGHT x how well it matches.
@@ -337,6 +337,38 @@ def _spread_files(hits: list[Hit]) -> list[Hit]:
 def _payload_key(meta: dict) -> tuple:
     """A stored point's `Hit.key`."""
     return meta.get("corpus"), meta.get("path"), meta.get("start_line")
+
+
+# A package corpus mirrors part of its checkout corpus: checkout path prefix -> the same files' path in the package
+PKG_ROOTS = {"triton-pkg": {"python/triton/": ""},
+             "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
+CHECKOUT_OF = {"triton-pkg": "triton", "triton-ascend-pkg": "triton-ascend"}
+
+
+def checkout_path(corpus: str, path: str) -> str | None:
+    """A package corpus's file as its checkout names it (None: not a package corpus, or a file the map misses)."""
+    for prefix, root in sorted(PKG_ROOTS.get(corpus, {}).items(), key=lambda pr: -len(pr[1])):
+        if path.startswith(root):
+            return prefix + path.removeprefix(root)
+    return None
+
+
+def _one_copy(hits: list[Hit]) -> list[Hit]:
+    """One hit per chunk when a package corpus and its checkout both hold the file: the checkout's (its path is the
+    one a reader opens), at the better of the two ranks."""
+    kept: list[Hit] = []
+    where: dict[tuple, int] = {}
+    for h in hits:
+        c = h.chunk
+        mirror = checkout_path(c.corpus, c.path)
+        key = (CHECKOUT_OF.get(c.corpus, c.corpus), mirror or c.path, c.start_line, c.symbol)
+        if key not in where:
+            where[key] = len(kept)
+            kept.append(h)
+        elif mirror is None and kept[where[key]].chunk.corpus in CHECKOUT_OF:  # the checkout's copy replaces the package's
+            h.score = kept[where[key]].score
+            kept[where[key]] = h
+    return kept
 
 
 # A target's compiler sources: `kopt search --target` searches these (those ingested) and the shared pass notes

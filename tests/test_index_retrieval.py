@@ -371,3 +371,17 @@ def test_search_by_target_leaves_out_the_other_targets_compiler(settings, checko
     assert {h.meta["corpus"] for h in ascend} == {"patterns"}
     with pytest.raises(KoptError, match="unknown target"):
         index.search("block", filters={"target": "amd"})
+
+
+def test_a_file_in_both_the_checkout_and_the_package_is_one_hit_citing_the_checkout(settings, checkout):
+    """triton-pkg holds python/triton/ of the checkout again: a chunk the two share comes back once, under the
+    checkout's path, at the better of its two ranks."""
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    ingest_corpus("triton-pkg", settings, path=checkout / "python" / "triton", progress=False)
+    index = open_index(settings)
+    pkg_only = index.search("pelican knob dump", corpus="triton-pkg", k=3)
+    assert pkg_only[0].meta["path"] == "fixture_knobs.py"
+    hits = index.search("pelican knob dump", k=10)
+    knob = [h for h in hits if h.meta["symbol"] == "read_pelican_knob"]
+    assert len(knob) == 1 and knob[0].meta["corpus"] == "triton"
+    assert knob[0].meta["path"] == "python/triton/fixture_knobs.py"

@@ -17,13 +17,12 @@ from typing import Any
 
 from kopt.config import Settings
 from kopt.errors import KoptError
+from kopt.index.search import PKG_ROOTS
 from kopt.passnotes import PassNote, load_pass_notes
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 # Per compiler family, the corpora to cite, richest first: a checkout, else the installed package.
 COMPILER_CORPORA = {"triton": ("triton", "triton-pkg"), "triton-ascend": ("triton-ascend", "triton-ascend-pkg")}
-PKG_ROOTS = {"triton-pkg": {"python/triton/": ""},  # checkout path prefix -> path inside the package corpus
-             "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
 MAX_NOTES = 2
 MAX_CITES = 6
 
