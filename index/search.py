@@ -339,10 +339,15 @@ def _payload_key(meta: dict) -> tuple:
     return meta.get("corpus"), meta.get("path"), meta.get("start_line")
 
 
+# A target's compiler corpora, richest first (a checkout, then the installed package): `kopt search --target` searches
+# those ingested with the shared pass notes and patterns, not the other target's compiler (triton-ascend questions
+# ranked 0.44 file MRR searching everything); L4 cites the first one ingested
+TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend", "triton-ascend-pkg")}
+ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
+CHECKOUT_OF = {package: checkout for checkout, package in TARGET_CORPORA.values()}
 # A package corpus mirrors part of its checkout corpus: checkout path prefix -> the same files' path in the package
 PKG_ROOTS = {"triton-pkg": {"python/triton/": ""},
              "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
-CHECKOUT_OF = {"triton-pkg": "triton", "triton-ascend-pkg": "triton-ascend"}
 
 
 def checkout_path(corpus: str, path: str) -> str | None:
@@ -369,12 +374,6 @@ def _one_copy(hits: list[Hit]) -> list[Hit]:
             h.score = kept[where[key]].score
             kept[where[key]] = h
     return kept
-
-
-# A target's compiler sources: `kopt search --target` searches these (those ingested) and the shared pass notes
-# and patterns, not the other target's compiler (triton-ascend questions ranked 0.44 file MRR searching everything)
-TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend", "triton-ascend-pkg")}
-ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
 
 
 def _filters(filters: dict | None) -> tuple[dict, str | None]:

@@ -270,6 +270,7 @@ class _Run:
         self.found: list[Finding] = []
         self.diag = Diagnosis(str(task_path), settings.target or "sm_90")
         self.launch_facts = None
+        self._unlaunched: set[str] | None = None  # kernels no case launches (unlaunched()), once launch_facts is known
         self.roofline: dict[int, float] | None = None  # case -> fraction of the roofline, when the caller measured it
         self.untestable = self.target.untestable()
 
@@ -283,14 +284,15 @@ class _Run:
 
     def unlaunched(self) -> set[str]:
         """Kernels the task's source launches that no case reached (every case captured), e.g. a multi-block
-        variant the cases' sizes never select."""
-        from kopt.diagnose.launch_causes import _module
+        variant the cases' sizes never select; worked out once, from the launch facts L1 captured."""
+        if self._unlaunched is None:
+            from kopt.diagnose.launch_causes import _module
 
-        facts, module = self.launch_facts, _module(str(self.path))
-        if facts is None or facts.skipped or module is None:
-            return set()
-        launched = {l.kernel for l in facts.launches}
-        return {name for name, k in module.kernels.items() if k.launches and name not in launched}
+            facts, module = self.launch_facts, _module(str(self.path))
+            launched = {l.kernel for l in facts.launches} if facts is not None else set()
+            self._unlaunched = set() if facts is None or facts.skipped or module is None else {
+                name for name, k in module.kernels.items() if k.launches and name not in launched}
+        return self._unlaunched
 
     def deep_enough(self, done: str) -> str | None:
         """Why to stop after level `done`, or None to go on."""

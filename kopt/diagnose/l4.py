@@ -17,12 +17,12 @@ from typing import Any
 
 from kopt.config import Settings
 from kopt.errors import KoptError
-from kopt.index.search import PKG_ROOTS
+from kopt.index.search import PKG_ROOTS, TARGET_CORPORA
 from kopt.passnotes import PassNote, load_pass_notes
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
 # Per compiler family, the corpora to cite, richest first: a checkout, else the installed package.
-COMPILER_CORPORA = {"triton": ("triton", "triton-pkg"), "triton-ascend": ("triton-ascend", "triton-ascend-pkg")}
+COMPILER_CORPORA = {"triton": TARGET_CORPORA["nvidia"], "triton-ascend": TARGET_CORPORA["ascend"]}
 MAX_NOTES = 2
 MAX_CITES = 6
 
