@@ -1,5 +1,6 @@
 """Escalation policy on real kernels: real triage, real Triton compile to sm_90, no GPU."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,62 @@ def test_l2_without_gpu_is_unavailable_with_reason(settings):
     runs = levels(diag)
     assert runs["L2"].status == "unavailable" and ("CUDA" in runs["L2"].reason or "ncu" in runs["L2"].reason)
     assert runs["L3"].status == "not_needed" and runs["L3"].reason == "--level L2"
+
+
+def _stand_in_ncu(folder: Path, pages: dict[str, str] | None) -> Path:
+    """A real executable in ncu's place: with `pages` it writes a report and exports them; without, it records its
+    pid and hangs (a profile that L1 must cancel)."""
+    folder.mkdir()
+    for page, text in (pages or {}).items():
+        (folder / f"{page}.csv").write_text(text)
+    exe = folder / "ncu"
+    exe.write_text(f"""#!{sys.executable}
+import os, pathlib, sys, time
+args, here = sys.argv[1:], pathlib.Path({str(folder)!r})
+if args == ["--version"]:
+    print("Version 2025.3.1.0")
+elif "--import" in args:
+    print((here / (args[args.index("--page") + 1] + ".csv")).read_text())
+elif {pages is None!r}:
+    (here / "pid").write_text(str(os.getpid()))
+    time.sleep(120)
+else:
+    pathlib.Path(args[args.index("-o") + 1] + ".ncu-rep").write_text("report")
+""")
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.fixture()
+def gpu_here(monkeypatch):
+    """A CPU machine made to look like a GPU host: the profiler is the stand-in the test installs."""
+    from kopt.diagnose import escalate, ncu
+
+    monkeypatch.setattr(escalate, "gpu_unavailable", lambda: None)
+    ncu._PROFILES.clear()
+    return lambda exe: monkeypatch.setattr(ncu, "find_ncu", lambda: str(exe))
+
+
+def test_the_profile_starts_beside_l1_and_is_cancelled_when_l1_is_enough(settings, tmp_path, gpu_here, monkeypatch):
+    from kopt.diagnose import ncu
+
+    started, real = [], ncu.Profiling
+    monkeypatch.setattr(ncu, "Profiling", type("Spy", (real,), {
+        "__init__": lambda self, *a, **kw: (started.append(self), real.__init__(self, *a, **kw))[1]}))
+    gpu_here(_stand_in_ncu(tmp_path / "hung", None))
+    diag = diagnose(CASES / "matmul_fp32_ieee.py", gpu=True, settings=settings)
+    runs = levels(diag)
+    assert diag.root_cause.id == "fp32_dot_ieee" and runs["L2"].status == "not_needed"
+    assert len(started) == 1 and started[0].result().reason == "cancelled"  # started before L1, cancelled after it
+    pid = tmp_path / "hung" / "pid"  # where the stand-in got as far as running, nothing of it is left
+    assert not pid.exists() or not Path(f"/proc/{pid.read_text()}").exists()
+
+
+def test_a_profile_taken_beside_l1_becomes_l2_findings(settings, tmp_path, gpu_here):
+    from test_ncu_parse import DETAILS, RAW
+
+    gpu_here(_stand_in_ncu(tmp_path / "ncu", {"raw": RAW, "details": DETAILS}))
+    diag = diagnose(CASES / "add_small_block.py", level="L2", gpu=True, settings=settings)
+    l2 = levels(diag)["L2"]
+    assert l2.status == "used" and "profiled while L1 ran" in l2.reason and l2.findings >= 1
+    assert any(f.level == "L2" for f in diag.findings)

@@ -7,6 +7,7 @@ captures from the H200 (tests/fixtures/ncu/*_raw.csv, *_details.csv) when they a
 import stat
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,45 @@ def test_ncu_failures_are_reasons_not_crashes(tmp_path, monkeypatch):
     if ncu.find_ncu() is None:  # a machine with CUDA installed finds it in /usr/local/cuda anyway
         res = ncu.profile_task(Path(__file__).parents[1] / "examples" / "vector_add.py")
         assert not res.available and res.reason.startswith("ncu not found")
+
+
+def test_a_background_profile_runs_beside_its_caller_and_cancel_kills_it(tmp_path):
+    """The diagnosis starts ncu before L1 (ncu.Profiling) and cancels it when L1 is enough: cancel must come back at
+    once and leave no ncu (nor its profiled child) behind; an uncancelled profile gives the parsed pages."""
+    (tmp_path / "raw.csv").write_text(RAW)
+    (tmp_path / "details.csv").write_text(DETAILS)
+    task = Path(__file__).parents[1] / "examples" / "vector_add.py"
+    exe = _fake_ncu(tmp_path, f'''
+        if args == ["--version"]:
+            print("Version 2025.3.1.0")
+        elif "--import" in args:
+            print(pathlib.Path({str(tmp_path)!r}, args[args.index("--page") + 1] + ".csv").read_text())
+        else:
+            pathlib.Path(args[args.index("-o") + 1] + ".ncu-rep").write_text("report")
+        ''')
+    ncu._PROFILES.clear()
+    done = ncu.Profiling(task, ncu=exe)
+    assert [k.name for k in done.result().kernels] == ["strided_copy_kernel", "copy_kernel"]
+
+    (tmp_path / "slow").mkdir()
+    pid_file = tmp_path / "slow" / "pid"
+    slow = _fake_ncu(tmp_path / "slow", f'''
+        import os
+        if args != ["--version"]:
+            pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))
+            time.sleep(60)
+        ''')
+    ncu._PROFILES.clear()
+    started = time.monotonic()
+    profiling = ncu.Profiling(task, ncu=slow)
+    while not pid_file.exists() and time.monotonic() - started < 20:
+        time.sleep(0.05)
+    assert pid_file.exists(), "the stand-in ncu never started"
+    profiling.cancel()
+    assert time.monotonic() - started < 20
+    result = profiling.result()
+    assert not result.available and result.reason == "cancelled"
+    assert not Path(f"/proc/{pid_file.read_text()}").exists()
 
 
 CAPTURES = sorted(FIXTURES.glob("*_raw.csv")) if FIXTURES.is_dir() else []

@@ -273,6 +273,7 @@ class _Run:
         self._unlaunched: set[str] | None = None  # kernels no case launches (unlaunched()), once launch_facts is known
         self.roofline: dict[int, float] | None = None  # case -> fraction of the roofline, when the caller measured it
         self.untestable = self.target.untestable()
+        self.profiling: Any = None  # ncu.Profiling started before L1 (start_profile)
 
     def record(self, level: str, status: str, reason: str, findings: list[Finding] | None = None,
                started: float | None = None) -> None:
@@ -347,13 +348,25 @@ class _Run:
         if why:
             return self.record("L2", "unavailable", why)
         from kopt.diagnose.l2 import result_findings
-        from kopt.diagnose.ncu import profile_task
+        from kopt.diagnose.ncu import Profiling
 
-        result = profile_task(self.path, self.case or 0)
+        profiling, beside = self.profiling or Profiling(self.path, self.case or 0), self.profiling is not None
+        result = profiling.result()
+        t = profiling.started if beside else t  # the level's time is the profile's, most of it beside L1
         if not result.available:
             return self.record("L2", "unavailable", result.reason or "ncu produced no result", None, t)
         findings = cite_launches(result_findings(result), self.launch_facts)
-        self.record("L2", "used", "Nsight Compute symptoms (they say what, L3 says why)", findings, t)
+        self.record("L2", "used", "Nsight Compute symptoms (they say what, L3 says why)"
+                    + ("; profiled while L1 ran" if beside else ""), findings, t)
+
+    def start_profile(self) -> None:
+        """Start L2's profile before L1 when L2 may run: its child's imports (torch, the task's packages) overlap
+        L1's, the slowest part of both. `auto` cancels it when L1 stops the escalation."""
+        from kopt.diagnose.ncu import Profiling
+
+        if (self.gpu and self.level != "L1" and not self.target.profiler_problem(self.untestable)
+                and gpu_unavailable() is None):
+            self.profiling = Profiling(self.path, self.case or 0)
 
     def l3(self) -> None:
         t = time.perf_counter()
@@ -444,15 +457,20 @@ class _Run:
 
     def run(self) -> Diagnosis:
         steps = {"L1": self.l1, "L2": self.l2, "L3": self.l3, "L4": self.l4}
-        for lvl in LEVELS:
-            steps[lvl]()
-            if lvl == "L1" and any(f.id == "compile_failure" for f in self.found):
-                self.skip_rest("L1", "the task file does not parse; fix the syntax error first")
-                break
-            stop = self.deep_enough(lvl)
-            if stop:
-                self.skip_rest(lvl, stop)
-                break
+        self.start_profile()
+        try:
+            for lvl in LEVELS:
+                steps[lvl]()
+                if lvl == "L1" and any(f.id == "compile_failure" for f in self.found):
+                    self.skip_rest("L1", "the task file does not parse; fix the syntax error first")
+                    break
+                stop = self.deep_enough(lvl)
+                if stop:
+                    self.skip_rest(lvl, stop)
+                    break
+        finally:
+            if self.profiling is not None:
+                self.profiling.cancel()  # L1 stopped the escalation (or something failed): nothing of ncu outlives us
         if not any(r.level == "L3" and r.status == "used" for r in self.diag.levels):
             for f in self.found:  # never compiled: a width cause stays a hypothesis below any grounded finding
                 if f.level == "L1" and width_claim(f) and f.confidence >= GROUNDED:

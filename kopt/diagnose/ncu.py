@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,8 +114,9 @@ def profile_command(ncu: str, report: Path, program: list[str], sections=SECTION
 
 
 def run_ncu(program: list[str], *, timeout: float = 300, ncu: str | None = None, cwd: str | Path | None = None,
-            env: dict[str, str] | None = None) -> NcuResult:
-    """Profile `program` (argv) under ncu and parse both pages; never raises for ncu's own failures."""
+            env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> NcuResult:
+    """Profile `program` (argv) under ncu and parse both pages; never raises for ncu's own failures. Setting
+    `cancel` kills ncu and the program (a diagnosis that no longer needs the profile)."""
     ncu = ncu or find_ncu()
     if ncu is None:
         return NcuResult(False, "ncu not found (looked on PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute/*)")
@@ -122,20 +125,21 @@ def run_ncu(program: list[str], *, timeout: float = 300, ncu: str | None = None,
         report = Path(tmp) / "profile"
         cmd = profile_command(ncu, report, program)
         try:
-            proc = run_in_group(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+            proc = run_in_group(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                cancel=cancel)
         except subprocess.TimeoutExpired:
-            return NcuResult(False, f"ncu timed out after {timeout:g} s", version, cmd)
+            why = "cancelled" if cancel is not None and cancel.is_set() else f"ncu timed out after {timeout:g} s"
+            return NcuResult(False, why, version, cmd)
         except OSError as exc:
             return NcuResult(False, f"ncu could not start: {exc}", version, cmd)
         rep = report.with_suffix(".ncu-rep")
         log = (proc.stdout + proc.stderr).strip()
         if not rep.exists():
             return NcuResult(False, f"ncu wrote no report (exit {proc.returncode}): {_last_error(log)}", version, cmd)
-        pages = {}
-        for page in ("raw", "details"):
-            out = subprocess.run([ncu, "--import", str(rep), "--csv", "--page", page], capture_output=True, text=True,
-                                 timeout=timeout)
-            pages[page] = out.stdout
+        exports = {page: subprocess.Popen([ncu, "--import", str(rep), "--csv", "--page", page], text=True,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                   for page in ("raw", "details")}  # both pages at once: each export reads the whole report
+        pages = {page: export.communicate(timeout=timeout)[0] for page, export in exports.items()}
     result = parse_pages(pages["raw"], pages["details"])
     result.version, result.command = version, cmd
     if not result.kernels:
@@ -168,7 +172,7 @@ _PROFILES: dict[tuple, NcuResult] = {}  # (task source, case, seed) -> result, f
 
 
 def profile_task(task_path: str | Path, case: int | dict = 0, *, seed: int = 0, timeout: float = 300,
-                 ncu: str | None = None) -> NcuResult:
+                 ncu: str | None = None, cancel: threading.Event | None = None) -> NcuResult:
     """Profile one call of a task's `entry` on CUDA inputs (the child process imports the task).
     A source profiled before in this process is not profiled again: the optimizer re-diagnoses the same
     best kernel after every round that did not beat it, and ncu is the slowest step of a diagnosis."""
@@ -181,10 +185,39 @@ def profile_task(task_path: str | Path, case: int | dict = 0, *, seed: int = 0, 
     with tempfile.TemporaryDirectory(prefix="kopt-ncu-child-") as tmp:
         child = Path(tmp) / "profile_child.py"
         child.write_text(script)
-        result = run_ncu([sys.executable, str(child)], timeout=timeout, ncu=ncu)
+        result = run_ncu([sys.executable, str(child)], timeout=timeout, ncu=ncu, cancel=cancel)
     if result.available:
         _PROFILES[key] = result
     return result
+
+
+class Profiling:
+    """profile_task in a background thread: the task's profiled child spends most of its time importing torch and the
+    task's own packages, which L1 does too, so a diagnosis starts the profile first and runs L1 beside it. `cancel()`
+    kills ncu and its child when L1's hypothesis makes the profile unnecessary."""
+
+    def __init__(self, task_path: str | Path, case: int | dict = 0, *, ncu: str | None = None, timeout: float = 300):
+        self.started = time.perf_counter()
+        self._cancel = threading.Event()
+        self._result: NcuResult | None = None
+        self._thread = threading.Thread(target=self._profile, args=(task_path, case, ncu, timeout), daemon=True)
+        self._thread.start()
+
+    def _profile(self, task_path: str | Path, case: int | dict, ncu: str | None, timeout: float) -> None:
+        try:
+            self._result = profile_task(task_path, case, ncu=ncu, timeout=timeout, cancel=self._cancel)
+        except Exception as exc:  # a task file that vanished or cannot be read: a reason, like ncu's own failures
+            self._result = NcuResult(False, f"profiling failed: {type(exc).__name__}: {exc}")
+
+    def result(self) -> NcuResult:
+        self._thread.join()
+        assert self._result is not None
+        return self._result
+
+    def cancel(self) -> None:
+        """Stop the profile if it still runs (nothing of it outlives this call); a finished one is kept."""
+        self._cancel.set()
+        self._thread.join()
 
 
 def _last_error(log: str) -> str:

@@ -73,9 +73,10 @@ class Files:
 
 def run(cmd: list[str], timeout: float, input: str | None = None, *, files: Files | None = None,
         stdin: Any = None, stdout: Any = None, stderr: Any = None, env: dict[str, str] | None = None,
-        cwd: str | Path | None = None, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
-    """Run `cmd` contained; kill everything it started when it ends or after `timeout` s (TimeoutExpired is
-    re-raised). `files` None keeps the filesystem as it is (the namespaces then are skipped too, for tools
+        cwd: str | Path | None = None, pass_fds: tuple[int, ...] = (),
+        cancel: threading.Event | None = None) -> subprocess.CompletedProcess:
+    """Run `cmd` contained; kill everything it started when it ends, after `timeout` s or once `cancel` is set
+    (TimeoutExpired is raised for both; the caller knows whether it cancelled). `files` None keeps the filesystem as it is (the namespaces then are skipped too, for tools
     such as ncu that need the GPU's counters); otherwise the filesystem is confined to `files`.
     stdout/stderr: PIPE (the capped text comes back in the result), an open file (the capped log goes
     there), STDOUT, or None (inherited)."""
@@ -99,7 +100,9 @@ def run(cmd: list[str], timeout: float, input: str | None = None, *, files: File
         waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: Popen.wait(timeout) polls
         waiter.start()
         try:
-            waiter.join(timeout)
+            deadline = time.monotonic() + timeout
+            while waiter.is_alive() and not (cancel and cancel.is_set()) and time.monotonic() < deadline:
+                waiter.join(min(0.1, max(0.0, deadline - time.monotonic())) if cancel else timeout)
             if waiter.is_alive():
                 raise subprocess.TimeoutExpired(cmd, timeout)
         finally:
