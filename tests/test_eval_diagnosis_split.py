@@ -34,6 +34,11 @@ def test_the_test_split_reports_totals_and_no_case(tmp_path):
 
     tune, _ = _eval(manifest, "tune")
     assert {r["case"] for r in tune["rows"]} == {"add_small_block"} and tune["unverified"] == ["add_small_block"]
+    # as text: no case is H200-verified yet, so that subset's table row has no rates (it once crashed on None)
+    text = subprocess.run([sys.executable, "-m", "kopt.cli", "eval", "diagnosis", "--manifest", str(manifest),
+                           "--split", "tune", "--no-gpu"], capture_output=True, text=True, timeout=600)
+    assert text.returncode == 0, text.stderr
+    assert any("h200-verified" in line and line.count(" - ") >= 1 for line in text.stdout.splitlines()), text.stdout
 
 
 @pytest.mark.slow

@@ -165,7 +165,8 @@ def diagnosis_cmd(manifest: Path, no_gpu: bool, names: tuple[str, ...], split: s
         table.add_column(col)
     for mode, subsets in report["summary"].items():
         for subset, s in subsets.items():
-            table.add_row(mode, subset, str(s["cases"]), f"{s['top1']:.0%}", f"{s['top3']:.0%}")
+            table.add_row(mode, subset, str(s["cases"]), *(f"{s[k]:.0%}" if s[k] is not None else "-"
+                                                           for k in ("top1", "top3")))  # None: no case in the subset
     console.print(table)
     if isinstance(report["unverified"], int):
         console.print(f"split {split}: totals only; {report['unverified']} case(s) not yet H200-verified", highlight=False)
