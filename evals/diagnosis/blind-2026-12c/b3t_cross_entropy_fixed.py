@@ -1,0 +1,66 @@
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _cross_entropy_rows_kernel(x_ptr, t_ptr, loss_ptr, n_cols, stride_x, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * stride_x
+    offs = tl.arange(0, BLOCK)
+    # running max and running sum of exp over the vocabulary
+    m = tl.full((BLOCK,), float("-inf"), tl.float32)
+    s = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + offs
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.exp(x - m_new)
+        s = tl.where(m_new == float("-inf"), 0.0, s)
+        m = m_new
+    m_row = tl.max(m, axis=0)
+    s_row = tl.sum(s * tl.exp(m - m_row), axis=0)
+    t = tl.load(t_ptr + row)
+    x_t = tl.load(x_row + t).to(tl.float32)
+    tl.store(loss_ptr + row, m_row + tl.log(s_row) - x_t)
+
+
+def entry(logits, target):
+    # mean token-level cross entropy over a [tokens, vocab] logit matrix
+    N, V = logits.shape
+    losses = torch.empty((N,), dtype=torch.float32, device=logits.device)
+    _cross_entropy_rows_kernel[(N,)](logits, target, losses, V, logits.stride(0), BLOCK=4096, num_warps=8)
+    return losses.mean()
+
+
+def reference(logits, target):
+    return torch.nn.functional.cross_entropy(logits.float(), target)
+
+
+def make_inputs(case, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    N, V = case["N"], case["V"]
+    logits = (2.0 * torch.randn((N, V), generator=gen, dtype=torch.float32)).to(torch.bfloat16)
+    target = torch.randint(0, V, (N,), generator=gen, dtype=torch.int64)
+    return logits.to(device), target.to(device)
+
+
+CASES = [
+    {"N": 2048, "V": 32000},
+    {"N": 1024, "V": 128256},
+    {"N": 2000, "V": 50257},
+    {"N": 512, "V": 151936},
+    {"N": 1536, "V": 65024},
+    {"N": 4096, "V": 32768},
+]
+SMALL_CASES = [{"N": 6, "V": 1000}, {"N": 3, "V": 5000}]
+TOLERANCES = {"float32": (1e-4, 1e-4)}
+
+
+def bytes_moved(case):
+    N, V = case["N"], case["V"]
+    return N * V * 2 + N * 8 + 4
+
+
+def flops(case):
+    return 4 * case["N"] * case["V"]
