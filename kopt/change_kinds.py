@@ -112,7 +112,7 @@ ANSWERS: dict[str, tuple[str, ...]] = {
     "split_reduction": ("low_occupancy", "tail_effect", "serial_reduction", "latency_bound", "constant_grid"),
     "persistent_grid": ("tail_effect", "too_many_programs", "low_occupancy", "tiny_programs"),
     "atomics_privatized": ("atomic_contention", "serial_reduction", "atomic_in_loop", "scattered_atomic",
-                           "shared_atomic"),
+                           "shared_atomic", "spin_lock"),
     "dot_reformulation": ("no_tensor_cores", "scalar_loop", "redundant_loads", "compute_bound"),
     "operand_padding": ("misaligned_access", "non_vectorized_load", "masked_access", "no_software_pipelining"),
     "operand_relayout": ("transpose_before_dot", "layout_conversion", "uncoalesced_access", "no_tensor_cores",

@@ -52,6 +52,8 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
     SignalSpec("atomic_in_loop", "tl.atomic_* inside a loop", "atomic_contention", 0.75),
     SignalSpec("scattered_atomic", "tl.atomic_* at addresses loaded from memory (a histogram or scatter-add)",
                "atomic_contention", 0.7),
+    SignalSpec("spin_lock", "a while loop spinning on tl.atomic_cas (a lock): programs that share it take turns",
+               "atomic_contention", 0.75),
     SignalSpec("shared_atomic", "tl.atomic_* outside loops at addresses that do not depend on the program (every "
                "program accumulates into the same dW row or sum)", "atomic_contention", 0.7),
     SignalSpec("two_pass_loads", "the same pointer argument loaded in two separate loops (a statistics pass, then an "

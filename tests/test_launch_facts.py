@@ -1,6 +1,7 @@
 """Per-case launch facts and the ranking they feed: real task files, Triton's real binder and compiler (sm_90, no
 GPU), inputs faked so that even a 400 GB case is captured without allocating it."""
 
+import importlib.util
 import textwrap
 from pathlib import Path
 
@@ -394,3 +395,31 @@ def test_an_access_its_tile_keeps_narrow_is_small_block_not_its_mask(tmp_path):
     assert access and all(f["thread_bytes"] <= f["vector_bytes"] < 16 and f["mask_bounds"] for f in access)
     ids = [f.id for f in report.findings]
     assert ids[0] == "small_block" and not set(ids) & {"masked_access", "misaligned_access"}
+
+
+PER_CHANNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, w_ptr, y_ptr, n, C, HW, K, split, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = (offs // HW) % C  # the channel of every element
+    start = tl.program_id(1) * (K // split)  # a scalar quotient: an offset of unknown alignment
+    x = tl.load(x_ptr + start + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x * tl.load(w_ptr + c), mask=offs < n)
+'''
+
+
+def test_a_per_element_divisor_is_no_alignment_argument_but_a_scalar_quotient_is(tmp_path):
+    """`(offs // HW) % C` makes the division the cost (modulo_indexing), not HW's or C's 16-divisibility: they are no
+    address arguments. `K // split` on scalars is an offset whose alignment follows K and split: both stay."""
+    path = _task(tmp_path, "per_channel", PER_CHANNEL)
+    spec = importlib.util.spec_from_file_location("per_channel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    addresses, mask_only = launch_facts.address_args(module.scale_kernel.fn)
+    assert {"K", "split", "n", "x_ptr", "w_ptr", "y_ptr"} <= addresses and not addresses & {"HW", "C"}
+    assert mask_only == {"n"}

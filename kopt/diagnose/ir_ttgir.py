@@ -265,9 +265,12 @@ def _walk_address(module: Module, value: str, dims: list[int], scales: frozenset
     if op.name in ("tt.load", "ttg.local_load"):
         acc.indirect = True
         return
-    if op.name in ("arith.remsi", "arith.remui", "arith.divsi", "arith.divui") and op.shape and dims:
+    if op.name in ("arith.remsi", "arith.remui", "arith.divsi", "arith.divui") and op.shape and dims and op.operands:
         acc.modulo.append(f"{op.name} at line {op.loc.line if op.loc else '?'}")  # a program-id scalar is not one
         acc.modulo_dims |= set(dims)
+        # a per-element divisor is indexing arithmetic, not a stride: `offs // (H * W)` makes neither H nor W a scale
+        # arg (launch_facts.indexing_names draws the same line)
+        return _walk_address(module, op.operands[0], dims, scales, acc, seen)
     if op.name == "tt.make_range":
         for d in dims[:1]:
             real = [s for s in scales if s != "1"]

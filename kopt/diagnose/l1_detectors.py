@@ -405,6 +405,19 @@ def _shared_atomic(s: KernelScan) -> list[Signal]:
                    "every program of the grid updates the same addresses and they serialize on them", {})]
 
 
+@detects("spin_lock")
+def _spin_lock(s: KernelScan) -> list[Signal]:
+    """A while loop spinning on tl.atomic_cas: a lock (the idiom of Triton's layer-norm backward tutorial). Every
+    program that takes it waits for the programs holding it, so the section it guards runs one program at a time per
+    lock address, however many programs share it."""
+    lines = sorted({c.lineno for loop in ast.walk(s.fn) if isinstance(loop, ast.While)
+                    for c in ast.walk(loop) if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "atomic_cas"})
+    if not lines:
+        return []
+    return [Signal("spin_lock", s.fn.name, lines, "a while loop spins on tl.atomic_cas: a lock, so the programs that "
+                   "share it run the section it guards one at a time", {})]
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory

@@ -137,9 +137,23 @@ def address_args(fn: Any) -> tuple[set[str], set[str]]:
     return _access_args(fn)[:2]
 
 
+def indexing_names(node: ast.AST, per_element: set[str]) -> set[str]:
+    """The names an index expression's alignment follows. The divisor of a per-element `//` or `%` (its dividend
+    built from tl.arange) is not among them: `offs // (H * W)` does not put H and W in the address the way a stride
+    does, the division itself is the cost (modulo_indexing). A scalar quotient (`K // split_k`) keeps both: it is
+    the offset whose alignment is unknown."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+        left = indexing_names(node.left, per_element)
+        if left & per_element or "arange" in {n.attr for n in ast.walk(node.left) if isinstance(n, ast.Attribute)}:
+            return left
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return set().union(set(), *(indexing_names(c, per_element) for c in ast.iter_child_nodes(node)))
+
+
 def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
     """(address or mask parameters, mask-only parameters, parameters loaded through, parameters stored through)."""
-    from kopt.diagnose.l1_source import assignments_in, names_in
+    from kopt.diagnose.l1_source import assignments_in, names_in as all_names
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -148,6 +162,18 @@ def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
     func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
     if func is None:
         return set(), set(), set(), set()
+    assigned = assignments_in(func.body)
+    per_element: set[str] = set()  # names built from tl.arange: their divisions are per element
+    for _ in range(len(assigned)):
+        grown = per_element | {n for n, v in assigned if all_names(v) & per_element
+                               or any(isinstance(a, ast.Attribute) and a.attr == "arange" for a in ast.walk(v))}
+        if grown == per_element:
+            break
+        per_element = grown
+
+    def names_in(value: ast.AST) -> set[str]:
+        return indexing_names(value, per_element)
+
     addresses: set[str] = set()
     masks: set[str] = set()
     loaded: set[str] = set()
@@ -159,7 +185,6 @@ def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
                 addresses |= names_in(call.args[0])
                 (loaded if name == "load" else stored).update(names_in(call.args[0]))
             masks |= set().union(set(), *(names_in(k.value) for k in call.keywords if k.arg == "mask"))
-    assigned = assignments_in(func.body)
     params = {a.arg for a in func.args.args}
 
     def reach(roots: set[str]) -> set[str]:
@@ -537,7 +562,7 @@ def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, b
         return None
     share = sum(f.get("traffic_share", 0.0) for _, f, _ in narrowed)
     label = _case_label(facts, case)
-    than = f"case {base_case}" if base is not None else "16-byte vectors"
+    than = f"case {base_case}" if base_report is not None else "16-byte vectors"
     lines = [f"line {k[0].rpartition(':')[2]} {f['kind']} of {', '.join(f.get('pointer_args') or ['?'])} "
              f"{f['vector_bytes'] * 8}-bit ({than}: {b * 8}-bit)" for k, f, b in narrowed[:4]]
     confidence = min(0.95, finding.confidence + 0.1) * min(1.0, max(0.3, share / 0.5))
