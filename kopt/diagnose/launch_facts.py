@@ -153,7 +153,8 @@ def indexing_names(node: ast.AST, per_element: set[str]) -> set[str]:
 
 def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
     """(address or mask parameters, mask-only parameters, parameters loaded through, parameters stored through)."""
-    from kopt.diagnose.l1_source import assignments_in, names_in as all_names
+    from kopt.diagnose.l1_source import assignments_in
+    from kopt.diagnose.l1_source import names_in as all_names
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
