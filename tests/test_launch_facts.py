@@ -423,3 +423,18 @@ def test_a_per_element_divisor_is_no_alignment_argument_but_a_scalar_quotient_is
     addresses, mask_only = launch_facts.address_args(module.scale_kernel.fn)
     assert {"K", "split", "n", "x_ptr", "w_ptr", "y_ptr"} <= addresses and not addresses & {"HW", "C"}
     assert mask_only == {"n"}
+
+
+def test_a_strided_access_is_checked_against_the_stride_each_case_passes(tmp_path):
+    """The flat transpose multiplies the lanes' digit `offs % M` by the runtime N: an uncoalesced read unless N is 1,
+    and the cases say which: N of 96-2048 confirms it (grounded at L1); N of 1 in every case refutes it."""
+    fixture = (Path(__file__).parent / "fixtures" / "l1" / "flat_batched_transpose.py").read_text()
+    strided = diagnose(_task(tmp_path, "strided", fixture), level="L1", gpu=False, settings=load_settings())
+    (finding,) = [f for f in strided.findings if f.id == "uncoalesced_access"]
+    assert finding.confidence >= 0.7 and "N is 96-2048 in every case, never 1" in finding.message
+    assert any(e.source == "launch" and e.data.get("stride") == "N" for e in finding.evidence)
+    flat = fixture.split("CASES = ")[0] + 'CASES = [{"B": 8, "M": 1024, "N": 1}, {"B": 3, "M": 999, "N": 1}]\n'
+    ones = diagnose(_task(tmp_path, "ones", flat + 'FEW_CASES = "a stride test"\n'), level="L1", gpu=False,
+                    settings=load_settings())
+    (finding,) = [f for f in ones.findings if f.id == "uncoalesced_access"]
+    assert finding.confidence < 0.2 and "N is 1 in every case" in finding.message

@@ -267,6 +267,15 @@ def _strided_access(s: KernelScan) -> list[Signal]:
                     return ast.unparse(stride)
         return None
 
+    # a flat index split into digits: those taken after a `//` (offs // C, (offs // C) % HW) change once every C
+    # lanes, so a term of them alone makes no address contiguous; the digit `offs % C` changes every lane
+    slow = s.derived({n for n, v in s.assignments if any(
+        isinstance(b, ast.BinOp) and isinstance(b.op, ast.FloorDiv) and s.uses_arange(b.left) for b in ast.walk(v))})
+
+    def lane_contiguous(term: ast.AST) -> bool:
+        return not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult)) and not (
+            isinstance(term, ast.Name) and term.id in slow)
+
     addresses = [v for n, v in s.assignments if id(v) in s.pointer_ids] + [
         c.args[0] for c in s.tl_calls("load", "store") if c.args]
     out, seen = [], set()
@@ -274,12 +283,13 @@ def _strided_access(s: KernelScan) -> list[Signal]:
         terms = _add_terms(address)
         arange_terms = [t for t in terms if s.uses_arange(t)]
         hits = [(t, strided(t)) for t in arange_terms if strided(t)]
-        contiguous = [t for t in arange_terms if not (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult))]
+        contiguous = [t for t in arange_terms if lane_contiguous(t)]
         for term, stride in hits:
             if contiguous or term.lineno in seen:
                 continue
             seen.add(term.lineno)
-            generic = len(arange_terms) > 1  # every axis strided: the generic idiom, fine when the fast stride is 1
+            # every axis strided: the generic idiom, fine when the fast stride is 1 (a digit term is no axis)
+            generic = sum(isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult) for t in arange_terms) > 1
             out.append(Signal("strided_access", s.fn.name, [term.lineno],
                               f"runtime stride {stride} multiplies the contiguous axis ({ast.unparse(term)})",
                               {"stride": stride, "generic_strides": generic}, weight=0.5 if generic else 1.0))

@@ -27,6 +27,7 @@ SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
 DEFAULT_SMS = 132
 TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
 MISALIGNED_CONFIDENCE = 0.8
+STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passes as 1
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
@@ -533,6 +534,32 @@ def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) 
          for l, waves, _, slots in hits],
         _lines(h[0] for h in hits), ["size the grid to whole waves (a persistent grid of SMs x resident blocks looping over tiles), or "
              "tiles small enough for many waves"])]
+
+
+def stride_values(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
+    """An L1 strided access (a runtime stride on the lanes' axis) checked against the value every case passes: a
+    stride that is never 1 is no hypothesis (the JIT makes an argument equal to 1 a constant, and contiguous); one
+    that is 1 in every case is no problem at all."""
+    if facts is None:
+        return findings
+    for f in findings:
+        data = next((e.data for e in f.evidence if e.data.get("signal") == "strided_access"), None)
+        stride, kernel = (data or {}).get("stride"), (data or {}).get("kernel")
+        values = [l.ints.get(stride) for l in facts.launches if l.kernel == kernel] if stride else []
+        if not values or None in values:
+            continue
+        low, high = min(values), max(values)
+        if low > 1:
+            f.confidence = round(max(f.confidence, STRIDE_CONFIRMED), 2)
+            f.message += f" ({stride} is {low}{f'-{high}' if high > low else ''} in every case, never 1)"
+        elif high == 1:
+            f.confidence = round(f.confidence * 0.3, 2)
+            f.message += f" ({stride} is 1 in every case: the JIT makes it a constant, so the access is contiguous)"
+        else:
+            continue
+        f.evidence.append(Evidence("L1", "launch", f"{kernel}: {stride} = {sorted(set(values))[:6]} over the cases",
+                                   {"kernel": kernel, "stride": stride, "values": values}, facts.launches[0].site or ""))
+    return findings
 
 
 def bad_cases(finding: Finding) -> list[int]:
