@@ -449,3 +449,28 @@ def test_a_strided_access_is_checked_against_the_stride_each_case_passes(tmp_pat
                     settings=load_settings())
     (finding,) = [f for f in ones.findings if f.id == "uncoalesced_access"]
     assert finding.confidence < 0.2 and "N is 1 in every case" in finding.message
+
+
+BINS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bins_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    b = tl.minimum(tl.maximum(x.to(tl.int32), 0), 63)
+    tl.atomic_add(hist_ptr + b, 1, mask=offs < n)
+'''
+
+
+def test_an_index_loaded_from_a_tensor_does_not_make_the_tensor_written(tmp_path):
+    """A histogram's bins come from x, so x is in the atomic's address expression, but the atomic writes only hist: x
+    read as data is no intermediate the kernel writes and reads back (it once was, and unfused_ops led)."""
+    path = _task(tmp_path, "bins", BINS)
+    spec = importlib.util.spec_from_file_location("bins", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, _, loaded, stored = launch_facts._access_args(module.bins_kernel.fn)
+    assert stored == {"hist_ptr"} and loaded == {"x_ptr", "BLOCK"}

@@ -189,15 +189,19 @@ def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
             masks |= set().union(set(), *(names_in(k.value) for k in call.keywords if k.arg == "mask"))
     params = {a.arg for a in func.args.args}
 
-    def reach(roots: set[str]) -> set[str]:
+    def reach(roots: set[str], through_loads: bool = True) -> set[str]:
+        """The parameters `roots` are computed from; without `through_loads`, not past a loaded value (a bin index
+        loaded from x makes x no pointer the atomic writes through)."""
         names, frontier = set(), roots
         while frontier - names:
             names |= frontier
-            frontier = set().union(set(), *(names_in(v) for n, v in assigned if n in names))
+            frontier = set().union(set(), *(names_in(v) for n, v in assigned if n in names and (through_loads or not any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "load"
+                for c in ast.walk(v)))))
         return names & params
 
     in_address, in_mask = reach(addresses), reach(masks)
-    return in_address | in_mask, in_mask - in_address, reach(loaded), reach(stored)
+    return in_address | in_mask, in_mask - in_address, reach(loaded, False), reach(stored, False)
 
 
 def capture(task: Any, target: str | None = None) -> LaunchFacts:
