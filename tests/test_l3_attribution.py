@@ -119,3 +119,52 @@ def test_missing_ttgir_is_a_note_not_a_crash(cache):
     kernel.asm = {"ptx": kernel.asm["ptx"]}
     report = attribute([kernel], path)
     assert report.findings == [] and "no TTGIR" in report.notes[0]
+
+
+TRIANGULAR = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tril_rowsum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n, BLOCK):
+        c = start + cols
+        keep = (rows[:, None] < n) & (c[None, :] <= rows[:, None])
+        x = tl.load(x_ptr + rows[:, None] * n + c[None, :], mask=keep, other=0.0)
+        acc += tl.sum(x.to(tl.float32), axis=1)
+    tl.store(out_ptr + rows, acc, mask=rows < n)
+
+
+def entry(x):
+    out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    tril_rowsum_kernel[(triton.cdiv(x.shape[0], 64),)](x, out, x.shape[0], BLOCK=64)
+    return out
+
+
+def reference(x):
+    return torch.tril(x).float().sum(dim=1)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(case["n"], case["n"], generator=g).to(torch.float16).to(device),)
+
+
+CASES = [{"n": 4096}, {"n": 2048}, {"n": 8192}, {"n": 1024}, {"n": 6144}]
+'''
+
+
+def test_a_triangular_load_mask_is_masked_access(cache, tmp_path):
+    """`c <= rows` compares two index ranges: the mask can change between neighbouring elements, so the load goes
+    2-byte whatever the bounds' divisibility (n is 16-divisible in every case): masked_access names that mask."""
+    path = tmp_path / "tril_rowsum.py"
+    path.write_text(TRIANGULAR)
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    line = _line(path, "x = tl.load(x_ptr + rows[:, None] * n + c[None, :], mask=keep, other=0.0)")
+    found = [f for f in report.findings if line in f.kernel_lines]
+    assert found and found[0].id == "masked_access" and "two index ranges" in found[0].message

@@ -175,6 +175,7 @@ class Access:
     strided_dims: dict[int, list[str]] = field(default_factory=dict)  # dim -> runtime/const scales
     scale_args: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # arg -> (divisibility, dims)
     mask_args: dict[str, int] = field(default_factory=dict)  # scalar args the mask compares to
+    mask_ranges: bool = False  # the mask compares two index ranges (a triangular/causal mask): per element, not per tile
     has_mask: bool = False
     modulo: list[str] = field(default_factory=list)  # remsi/divsi ops on per-element offsets (not scalars)
     modulo_dims: set[int] = field(default_factory=set)  # dims of the access those per-element ops vary along
@@ -200,7 +201,45 @@ def analyze_access(module: Module, op: Op) -> Access:
     if mask:
         for name in _scalar_args_compared(module, mask):
             acc.mask_args[name] = module.args[name].divisibility
+        acc.mask_ranges = _compares_ranges(module, mask)
     return acc
+
+
+def _from_range(module: Module, value: str) -> bool:
+    """Whether a value is computed from a tt.make_range (an index that varies per element)."""
+    stack, seen = [value], set()
+    while stack:
+        v = _resolve(module, stack.pop())
+        if v in seen or len(seen) > 500:
+            continue
+        seen.add(v)
+        op = module.defs.get(v)
+        if op is None or op.name == "tt.load":
+            continue
+        if op.name == "tt.make_range":
+            return True
+        if op.name in _PASS_THROUGH:
+            stack.extend(op.operands)
+    return False
+
+
+def _compares_ranges(module: Module, mask: str) -> bool:
+    """Whether the mask holds a comparison of two per-element indices (`offs_n[None, :] <= offs_m[:, None]`): it can
+    change between any two neighbouring elements, so no vector can be proved whole."""
+    stack, seen = [mask], set()
+    while stack:
+        v = _resolve(module, stack.pop())
+        if v in seen:
+            continue
+        seen.add(v)
+        op = module.defs.get(v)
+        if op is None:
+            continue
+        if op.name == "arith.cmpi" and len(op.operands) == 2 and all(_from_range(module, x) for x in op.operands):
+            return True
+        if op.name in ("arith.andi", "arith.ori", "tt.broadcast", "ttg.convert_layout", "tt.expand_dims"):
+            stack.extend(op.operands)
+    return False
 
 
 def _mask_operand(op: Op) -> str | None:

@@ -302,6 +302,11 @@ class _KernelAttribution:
                             "16, so the mask may change inside a vector",
                             f"the mask bound must be known divisible by 16: pad `{name}` to a multiple of 16, split "
                             "off an unmasked main body, or hint tl.multiple_of when true"))
+        if acc.mask_ranges:
+            out.append(("masked_access", "its mask compares two index ranges (a triangular or causal mask), which can "
+                        "change between any two neighbouring elements",
+                        "mask the load by bounds only (constant over 16 elements) and apply the element-wise "
+                        "condition to the loaded values with tl.where, or give the diagonal tiles their own path"))
         if acc.modulo and fastest in acc.modulo_dims:  # modulo on another dim leaves the vector dim contiguous
             out.append(("modulo_indexing", f"its offsets use modulo/division ({', '.join(acc.modulo[:2])}), which "
                         "the contiguity analysis cannot see through",
