@@ -341,7 +341,6 @@ class _Run:
         return found, f"per-case launches of {len(facts.cases)} case(s) captured on fake tensors{skipped}"
 
     def l2(self) -> None:
-        t = time.perf_counter()
         if not self.gpu:
             return self.record("L2", "skipped", "--no-gpu")
         why = self.target.profiler_problem(self.untestable) or gpu_unavailable()
@@ -352,7 +351,7 @@ class _Run:
 
         profiling, beside = self.profiling or Profiling(self.path, self.case or 0), self.profiling is not None
         result = profiling.result()
-        t = profiling.started if beside else t  # the level's time is the profile's, most of it beside L1
+        t = profiling.started  # the level's time is the profile's, most of it beside L1
         if not result.available:
             return self.record("L2", "unavailable", result.reason or "ncu produced no result", None, t)
         findings = cite_launches(result_findings(result), self.launch_facts)

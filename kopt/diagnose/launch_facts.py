@@ -189,15 +189,17 @@ def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
             masks |= set().union(set(), *(names_in(k.value) for k in call.keywords if k.arg == "mask"))
     params = {a.arg for a in func.args.args}
 
+    loaded_values = {n for n, v in assigned if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                                                   and c.func.attr == "load" for c in ast.walk(v))}
+
     def reach(roots: set[str], through_loads: bool = True) -> set[str]:
         """The parameters `roots` are computed from; without `through_loads`, not past a loaded value (a bin index
         loaded from x makes x no pointer the atomic writes through)."""
         names, frontier = set(), roots
         while frontier - names:
             names |= frontier
-            frontier = set().union(set(), *(names_in(v) for n, v in assigned if n in names and (through_loads or not any(
-                isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "load"
-                for c in ast.walk(v)))))
+            frontier = set().union(set(), *(names_in(v) for n, v in assigned
+                                            if n in names and (through_loads or n not in loaded_values)))
         return names & params
 
     in_address, in_mask = reach(addresses), reach(masks)
@@ -561,8 +563,9 @@ def stride_values(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
             f.message += f" ({stride} is 1 in every case: the JIT makes it a constant, so the access is contiguous)"
         else:
             continue
+        site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
         f.evidence.append(Evidence("L1", "launch", f"{kernel}: {stride} = {sorted(set(values))[:6]} over the cases",
-                                   {"kernel": kernel, "stride": stride, "values": values}, facts.launches[0].site or ""))
+                                   {"kernel": kernel, "stride": stride, "values": values}, site))
     return findings
 
 
@@ -600,7 +603,7 @@ def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, b
     # what the narrowing costs: the bytes it slows in that case, and the share of the cases it holds on (a width lost
     # in one case of six is not what to fix first for the task)
     cases = len(bad_cases(finding)) / facts.n_cases
-    confidence = min(0.95, finding.confidence + 0.1) * min(1.0, max(0.3, share / 0.5)) * (0.5 + 0.5 * min(1.0, cases))
+    confidence = min(0.95, finding.confidence + 0.1) * min(1.0, max(0.3, share / 0.5)) * (0.5 + 0.5 * cases)
     evidence = [Evidence("L3", "ptx" if f.get("ptx_bytes") else "ttgir",
                          f"{label}: {f['summary']} ({than}: {b * 8}-bit); {f.get('traffic_share', 0):.0%} of "
                          "the kernel's bytes", {"case": case, "vector_bytes": f["vector_bytes"], "aligned_bytes": b,

@@ -76,8 +76,9 @@ def run(cmd: list[str], timeout: float, input: str | None = None, *, files: File
         cwd: str | Path | None = None, pass_fds: tuple[int, ...] = (),
         cancel: threading.Event | None = None) -> subprocess.CompletedProcess:
     """Run `cmd` contained; kill everything it started when it ends, after `timeout` s or once `cancel` is set
-    (TimeoutExpired is raised for both; the caller knows whether it cancelled). `files` None keeps the filesystem as it is (the namespaces then are skipped too, for tools
-    such as ncu that need the GPU's counters); otherwise the filesystem is confined to `files`.
+    (TimeoutExpired is raised for both; the caller knows whether it cancelled). `files` None keeps the filesystem
+    as it is (the namespaces then are skipped too, for tools such as ncu that need the GPU's counters); otherwise
+    the filesystem is confined to `files`.
     stdout/stderr: PIPE (the capped text comes back in the result), an open file (the capped log goes
     there), STDOUT, or None (inherited)."""
     _announce()
