@@ -4,7 +4,9 @@ Why: on fresh questions about parts of the compiler our notes do not cover, hybr
 MRR 0.5 (evals/retrieval/MISSES.md, update 12): the answer is mostly in the top 20, among its neighbours, and
 telling the function that decides apart from the ones that merely share its words takes a reader of code. No
 cross-encoder is installable offline, so the reader is the configured LLM (kopt.llm.make_llm), through
-llama-index's LLMRerank. It runs only when an LLM is configured; when the LLM fails, the hybrid order stands.
+llama-index's LLMRerank. All candidates go in one call, so their relevances are judged side by side (and the
+prompt exchange answers a question with one reply). It runs only when an LLM is configured; when the LLM fails,
+the hybrid order stands.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from typing import Any
 from kopt.index.hits import Hit
 from kopt.llm import ExchangeWaiting
 
-RERANK_DEPTH = 20  # hybrid hits the LLM reads
-BATCH_SIZE = 10  # candidates per LLM call
+RERANK_DEPTH = 20  # hybrid hits the LLM reads, in one call
 SHOWN_LINES = 30  # lines of each chunk the LLM sees
 
 PROMPT = """Below are numbered candidates from a GPU compiler's source (Triton: Python front end, MLIR passes and \
@@ -80,7 +81,7 @@ def rerank(llm: Any, query: str, hits: list[Hit]) -> tuple[list[Hit], str | None
     nodes = [NodeWithScore(node=TextNode(id_=str(i), text=_candidate(h)), score=h.score) for i, h in enumerate(head)]
     # a chat model is handed the candidates as context_messages, a completion model as context_str: one text either way
     prompt = PromptTemplate(PROMPT, template_var_mappings={"context_messages": "context_str"})
-    reranker = LLMRerank(llm=llm, choice_select_prompt=prompt, choice_batch_size=BATCH_SIZE, top_n=len(nodes),
+    reranker = LLMRerank(llm=llm, choice_select_prompt=prompt, choice_batch_size=len(nodes), top_n=len(nodes),
                          format_node_batch_fn=_numbered, parse_choice_select_answer_fn=parse_choices)
     model = getattr(llm, "model", type(llm).__name__)
     try:

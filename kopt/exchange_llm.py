@@ -14,6 +14,7 @@ from llama_index.core.base.llms.types import (
     LLMMetadata,
 )
 from llama_index.core.llms import CustomLLM
+from pydantic import PrivateAttr
 
 from kopt.exchange import ExchangeChat, ExchangeReply
 
@@ -23,6 +24,11 @@ class ExchangeLLM(CustomLLM):
 
     exchange_dir: str
     model: str = "exchange"  # the model the request asks for (llm_model); the reply names the one that answered
+    _repliers: set[str] = PrivateAttr(default_factory=set)  # the models the replies name, for reports
+
+    @property
+    def repliers(self) -> list[str]:
+        return sorted(self._repliers)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -30,7 +36,9 @@ class ExchangeLLM(CustomLLM):
 
     def exchange_chat(self, messages: list[dict[str, str]], context: dict[str, Any] | None = None,
                       on_request: Callable[[dict[str, Any], Path], None] | None = None) -> ExchangeReply:
-        return ExchangeChat(self.exchange_dir, self.model).exchange_chat(messages, context, on_request)
+        reply = ExchangeChat(self.exchange_dir, self.model).exchange_chat(messages, context, on_request)
+        self._repliers.add(reply.model)
+        return reply
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         reply = self.exchange_chat([{"role": m.role.value, "content": m.content or ""} for m in messages])

@@ -57,26 +57,26 @@ def names(hits) -> list[str]:
 
 def test_scored_hits_come_first_by_relevance_then_the_rest_in_hybrid_order(index_path, llm_server, tmp_path):
     hits = hybrid_hits(index_path, QUESTION)
-    assert len(hits) == RERANK_DEPTH  # two batches of 10
+    assert len(hits) == RERANK_DEPTH
     server = llm_server([
         # out of range, zero and repeated numbers are dropped; 7 and 2 tie at 6 and keep their hybrid order
-        {"content": "Doc: 9, Relevance: 8\nDoc: 0, Relevance: 10\nDoc: 11, Relevance: 10\nDoc: 7, Relevance: 6\n"
-                    "Doc: 9, Relevance: 1\nDoc: 2, Relevance: 6"},
-        {"content": "Sure.\nDoc: 5, Relevance: 9"},
+        {"content": "Sure.\nDoc: 15, Relevance: 9\nDoc: 9, Relevance: 8\nDoc: 0, Relevance: 10\nDoc: 21, Relevance: 10\n"
+                    "Doc: 7, Relevance: 6\nDoc: 9, Relevance: 1\nDoc: 2, Relevance: 6"},
     ])
     reranked, reason = rerank(llm_for(server.url, tmp_path), QUESTION, hits)
     assert reason is None
-    first = [hits[14], hits[8], hits[1], hits[6]]  # batch 2's doc 5, then 9, then 2 and 7 (tied)
+    first = [hits[14], hits[8], hits[1], hits[6]]  # doc 15, then 9, then 2 and 7 (tied)
     assert names(reranked) == names(first + [h for h in hits if h not in first])
+    assert len(server.requests) == 1  # every candidate in one call: their relevances are judged side by side
     prompt = server.requests[0]["messages"][-1]["content"]
-    assert QUESTION in prompt and "Doc 10:" in prompt and "Doc 11:" not in prompt
+    assert QUESTION in prompt and f"Doc {RERANK_DEPTH}:" in prompt and f"Doc {RERANK_DEPTH + 1}:" not in prompt
     assert f"path: {hits[0].meta['path']}:" in prompt and f"symbol: {hits[0].meta.get('qualname') or hits[0].meta['symbol']}" in prompt
-    long_chunk = next(h for h in hits[:10] if len(h.text.splitlines()) > SHOWN_LINES)
+    long_chunk = next(h for h in hits if len(h.text.splitlines()) > SHOWN_LINES)
     assert long_chunk.text.splitlines()[SHOWN_LINES] not in prompt  # only the first lines are shown
 
 
 @pytest.mark.parametrize("replies, reason", [
-    ([{"content": "The third candidate looks best."}, {"content": "none of these"}], "no 'Doc: N, Relevance: R' line"),
+    ([{"content": "The third candidate looks best."}], "no 'Doc: N, Relevance: R' line"),
     ([{"status": 500, "body": "{\"error\": \"overloaded\"}"}], "InternalServerError"),
     (None, "APIConnectionError"),  # nothing listens on the port
 ])
@@ -101,11 +101,9 @@ def test_eval_retrieval_measures_hybrid_llm_and_counts_fallbacks(index_path, llm
         {"id": f"q{n}", "question": q, "category": "mechanism", "uses_identifiers": False,
          "gold": [{"corpus": "triton", "path": "docs/guide.md", "symbol": "guide", "lines": [1, 12]}]}
         for n, q in enumerate((QUESTION, QUESTION + " in the fixture pass"))]}))
-    batch, doc = divmod(answer, 10)
-    promote = [{"content": "Doc: 3, Relevance: 2"}] * 2
-    promote[batch] = {"content": f"Doc: {doc + 1}, Relevance: 9"}
     # the warm-up query (q0 again) fails and is not counted; q0 is reranked; q1 gets garbage and is counted
-    server = llm_server([{"status": 500, "body": "warm-up"}, *promote, {"content": "no idea"}, {"content": "none"}])
+    server = llm_server([{"status": 500, "body": "warm-up"}, {"content": f"Doc: {answer + 1}, Relevance: 9"},
+                         {"content": "no idea"}])
     env = {"KOPT_INDEX_PATH": str(index_path), "KOPT_LLM_PROVIDER": "openai-like", "KOPT_LLM_MODEL": "replay-model",
            "KOPT_LLM_BASE_URL": server.url, "KOPT_LLM_TIMEOUT_S": "2"}
     result = CliRunner().invoke(cli, ["eval", "retrieval", "--gold", str(gold), "--corpora", "triton",
@@ -118,13 +116,42 @@ def test_eval_retrieval_measures_hybrid_llm_and_counts_fallbacks(index_path, llm
     assert modes["hybrid+llm"]["rerank_fallbacks"] == 1 and modes["hybrid+llm"]["llm"] == "replay-model"
     assert "no 'Doc: N, Relevance: R' line" in modes["hybrid+llm"]["rerank_fallback_reasons"][0]
     assert "rerank_fallbacks" not in modes["hybrid"]
-    assert len(server.requests) == 5  # the warm-up stops at its failed first batch; q0 and q1 send 2 batches each
+    assert len(server.requests) == 3  # one call per question, the warm-up's too
 
     table = CliRunner().invoke(cli, ["eval", "retrieval", "--gold", str(gold), "--corpora", "triton",
                                      "--modes", "hybrid+llm", "--k", "5"], env={**env, "KOPT_LLM_BASE_URL": "http://127.0.0.1:9/v1"},
                                catch_exceptions=False)
     assert table.exit_code == 0, table.output
     assert "the LLM (replay-model) failed on 2 of 2 questions" in " ".join(table.output.split())
+
+
+def test_eval_through_the_prompt_exchange_waits_then_scores_the_replies(index_path, tmp_path):
+    """A batch eval with the exchange as the LLM: the first run writes one request per question and says they wait;
+    once replies are written the same command scores them and names the model that replied."""
+    from click.testing import CliRunner
+
+    from kopt.cli import cli
+
+    hits = hybrid_hits(index_path, QUESTION)
+    answer = next(i for i, h in enumerate(hits) if h.meta["path"] == "docs/guide.md" and i >= 2)
+    gold = tmp_path / "gold.yaml"
+    gold.write_text(yaml.safe_dump({"questions": [
+        {"id": "q", "question": QUESTION, "category": "mechanism", "uses_identifiers": False,
+         "gold": [{"corpus": "triton", "path": "docs/guide.md", "symbol": "guide", "lines": [1, 12]}]}]}))
+    exchange = tmp_path / "exchange"
+    env = {"KOPT_INDEX_PATH": str(index_path), "KOPT_LLM_PROVIDER": "exchange", "KOPT_LLM_EXCHANGE_DIR": str(exchange)}
+    args = ["eval", "retrieval", "--gold", str(gold), "--corpora", "triton", "--modes", "hybrid+llm"]
+    first = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    assert "1 of 1 questions wait for a reply in the prompt exchange" in " ".join(first.output.split())
+    (request,) = exchange.glob("*.request.json")
+    assert f"Doc {RERANK_DEPTH}:" in json.loads(request.read_text())["messages"][-1]["content"]
+    request.with_name(request.name.replace(".request.json", ".reply.md")).write_text(
+        f"model: replier-9\nDoc: {answer + 1}, Relevance: 10\n")
+    second = CliRunner().invoke(cli, [*args, "--json"], env=env, catch_exceptions=False)
+    mode = json.loads(second.output)["modes"]["hybrid+llm"]
+    assert mode["per_question"][0]["file_rank"] == 1 and mode["rerank_waiting"] == 0 and mode["rerank_fallbacks"] == 0
+    assert mode["llm"] == "exchange: replier-9"
 
 
 def test_eval_hybrid_llm_without_an_llm_is_a_one_line_error(tmp_path):
@@ -148,7 +175,7 @@ def test_ask_cites_the_reranked_top_source(index_path, llm_server, tmp_path, rer
     question = "where is the zebra stride error emitted"
     hits = hybrid_hits(index_path, question + " ")  # ask's query: the question plus the findings' meanings (none)
     promoted = next(i for i, h in enumerate(hits[:10]) if i >= 3 and h.cite() != hits[0].cite())
-    rerank_replies = [{"content": f"Doc: {promoted + 1}, Relevance: 10"}, {"content": "Doc: 1, Relevance: 3"}]
+    rerank_replies = [{"content": f"Doc: {promoted + 1}, Relevance: 10\nDoc: 1, Relevance: 3"}]
     server = llm_server((rerank_replies if reranked else [{"status": 503, "body": "down"}])
                         + [{"content": "It is emitted by the pattern [1]."}])
     settings = load_settings(tmp_path, index_path=index_path, llm_provider="openai-like", llm_model="replay-model",

@@ -93,8 +93,12 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
     finally:
         index.close()
     if llm is not None:
-        report["modes"][RERANKED].update(llm=getattr(llm, "model", type(llm).__name__), rerank_fallbacks=len(fell_back),
-                                         rerank_fallback_reasons=sorted(set(fell_back.values())))
+        failed = [why for why in fell_back.values() if "waiting for the LLM reply" not in why]
+        repliers = getattr(llm, "repliers", None)  # the prompt exchange: the models its replies name
+        name = f"{llm.model}: {', '.join(repliers)}" if repliers else getattr(llm, "model", type(llm).__name__)
+        report["modes"][RERANKED].update(llm=name, rerank_fallbacks=len(failed),
+                                         rerank_fallback_reasons=sorted(set(failed)),
+                                         rerank_waiting=len(fell_back) - len(failed))
     report.update(gold=str(gold_path), split=split, corpora=corpus_list, pins=pins, skipped=asked - len(questions), index=served)
     if as_json:
         emit_json(report)
@@ -168,10 +172,16 @@ def _fallback_note(report: dict) -> str | None:
     """How many questions a reranked mode measured in hybrid order because its LLM failed, with the first reason."""
     from rich.markup import escape
 
-    notes = [f"{mode}: the LLM ({result['llm']}) failed on {result['rerank_fallbacks']} of {report['questions']} "
-             "questions, scored in hybrid order" + (f"; first reason: {result['rerank_fallback_reasons'][0]}"
-                                                    if result["rerank_fallbacks"] else "")
-             for mode, result in report["modes"].items() if "rerank_fallbacks" in result]
+    notes = []
+    for mode, result in report["modes"].items():
+        if "rerank_fallbacks" not in result:
+            continue
+        if result["rerank_waiting"]:  # the prompt exchange wrote requests: their questions are scored as hybrid's
+            notes.append(f"{mode}: {result['rerank_waiting']} of {report['questions']} questions wait for a reply in "
+                         "the prompt exchange, scored in hybrid order: write the replies, then run the same command again")
+        notes.append(f"{mode}: the LLM ({result['llm']}) failed on {result['rerank_fallbacks']} of {report['questions']} "
+                     "questions, scored in hybrid order" + (f"; first reason: {result['rerank_fallback_reasons'][0]}"
+                                                            if result["rerank_fallbacks"] else ""))
     return escape("\n".join(notes)) or None
 
 
