@@ -67,6 +67,11 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "the tolerance allows fp32 arithmetic (keep fp64 only where the error analysis needs it)"),
     SignalSpec("runtime_divmod", "several % or // by runtime integers on per-element offsets", "modulo_indexing", 0.8,
                "the index decomposition can move to the grid or to per-program scalars, and wraps to compare/select"),
+    SignalSpec("axis_invariant_tile", "a 2-D grid whose programs along one axis stream, in a loop, the same tile of "
+               "a tensor (its address ignores that axis's program id) with no tl.dot to share it: a small-batch GEMV "
+               "that re-reads the weight once per batch row", "redundant_loads", 0.6,
+               "one program can load the tile once and apply it to every item of that axis (a tl.dot over the batch, "
+               "or a loop over it inside the program)"),
     SignalSpec("serial_chain", "a loop over a runtime-length axis, one row per iteration, carrying an accumulator",
                "serial_reduction", 0.8, "the combine is associative (a sum, max or linear recurrence): scan or "
                "reduce blocks of the axis at once and split the axis across programs"),

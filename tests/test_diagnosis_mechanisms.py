@@ -297,6 +297,113 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+PER_SAMPLE_SUM = HEADER + '''
+
+@triton.jit
+def row_sumsq_kernel(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * N + offs, mask=offs < N, other=0.0)
+        acc += x * x
+    tl.store(y_ptr + row, tl.sum(acc, axis=0))
+
+
+def entry(x):
+    B, N = x.shape
+    y = torch.empty((B,), device=x.device, dtype=torch.float32)
+    row_sumsq_kernel[(B,)](x, y, N, BLOCK=4096)
+    return y
+
+
+def reference(x):
+    return (x * x).sum(1)
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["B"], case["N"]).to(device),)
+
+
+CASES = [{"B": 8, "N": 1 << 24}, {"B": 16, "N": 3 << 22}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+GATHER_AFTER = HEADER + '''
+
+@triton.jit
+def scale_rows_kernel(x_ptr, t_ptr, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for start in range(0, V, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * V + cols, mask=cols < V, other=0.0)
+        tl.store(t_ptr + row * V + cols, x * 2.0, mask=cols < V)
+
+
+@triton.jit
+def pick_kernel(t_ptr, idx_ptr, y_ptr, M, V, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + rows, mask=rows < M, other=0)
+    tl.store(y_ptr + rows, tl.load(t_ptr + rows * V + i, mask=rows < M), mask=rows < M)
+
+
+def entry(x, idx):
+    M, V = x.shape
+    t = torch.empty_like(x)
+    scale_rows_kernel[(M,)](x, t, V, BLOCK=4096)
+    y = torch.empty((M,), device=x.device, dtype=x.dtype)
+    pick_kernel[(triton.cdiv(M, 256),)](t, idx, y, M, V, BLOCK=256)
+    return y
+
+
+def reference(x, idx):
+    return 2.0 * x.gather(1, idx[:, None])[:, 0]
+
+
+def make_inputs(case, device, seed):
+    M, V = case["M"], case["V"]
+    return (torch.randn(M, V).to(device), torch.randint(0, V, (M,)).to(device))
+
+
+CASES = [{"M": 4096, "V": 32000}, {"M": 8192, "V": 50257}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+BATCH_GEMV = HEADER + '''
+
+@triton.jit
+def gemv_kernel(x_ptr, w_ptr, y_ptr, N, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    b = tl.program_id(1)
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + tl.arange(0, BLOCK_K)
+        xv = tl.load(x_ptr + b * K + kk)
+        w = tl.load(w_ptr + rn[:, None] * K + kk[None, :])
+        acc += tl.sum(w * xv[None, :], axis=1)
+    tl.store(y_ptr + b * N + rn, acc)
+
+
+def entry(x, w):
+    B, K = x.shape
+    y = torch.empty((B, w.shape[0]), device=x.device, dtype=torch.float32)
+    gemv_kernel[(triton.cdiv(w.shape[0], 64), B)](x, w, y, w.shape[0], K, BLOCK_N=64, BLOCK_K=128)
+    return y
+
+
+def reference(x, w):
+    return x @ w.T
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["B"], case["K"]).to(device), torch.randn(case["N"], case["K"]).to(device))
+
+
+CASES = [{"B": 4, "N": 8192, "K": 8192}, {"B": 8, "N": 14336, "K": 4096}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
+
 def _task(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text).lstrip())
@@ -389,6 +496,38 @@ def test_a_reduction_the_grid_does_not_split_is_named_beside_the_tiny_grid(tmp_p
     loop = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "for m0 in" in line)
     assert "walks the whole M axis" in serial.message and serial.kernel_lines == [loop]
     assert tiny.confidence > serial.confidence > 0.6  # 8 and 32 programs: the grid names the symptom first
+
+
+def test_a_reduction_over_a_grid_of_one_program_per_item_is_the_cause(tmp_path):
+    path = _task(tmp_path, "row_sumsq", PER_SAMPLE_SUM)
+    found = _l1(path)
+    ids = [f.id for f in found]
+    assert ids.index("serial_reduction") < ids.index("low_occupancy")  # no tile size adds a program: split the walk
+    assert launch_causes.entity_grid(str(path), "row_sumsq_kernel")
+
+
+def test_a_tiny_grid_reading_an_intermediate_back_is_secondary_to_the_fusion(tmp_path):
+    path = _task(tmp_path, "scale_pick", GATHER_AFTER)
+    findings = _l1(path)
+    tiny = next(f for f in findings if f.id == "low_occupancy")
+    assert findings[0].id == "unfused_ops" and "pick_kernel" in tiny.message
+    assert "secondary to unfused_ops" in tiny.message
+    assert any("only reads the intermediate back" in e.summary for e in findings[0].evidence)
+
+
+def test_a_weight_streamed_once_per_batch_row_is_a_redundant_load(tmp_path):
+    path = _task(tmp_path, "batch_gemv", BATCH_GEMV)
+    assert "axis_invariant_tile" in _signals(BATCH_GEMV.split("def entry")[0].replace(HEADER, ""))
+    top = _l1(path)[0]
+    assert top.id == "redundant_loads" and top.confidence >= launch_facts.REREAD_CONFIRMED
+    assert "grid axis 1 is 4-8 wide over the cases" in top.message
+
+
+def test_a_dot_or_one_axis_grid_streams_no_axis_invariant_tile():
+    dot = BATCH_GEMV.split("def entry")[0].replace(HEADER, "").replace(
+        "acc += tl.sum(w * xv[None, :], axis=1)", "acc += tl.sum(tl.dot(w, tl.trans(w)), axis=1)")
+    one_axis = BATCH_GEMV.split("def entry")[0].replace(HEADER, "").replace("b = tl.program_id(1)", "b = 0")
+    assert "axis_invariant_tile" not in _signals(dot) | _signals(one_axis)
 
 
 def test_an_input_read_by_two_kernels_is_unfused(tmp_path):

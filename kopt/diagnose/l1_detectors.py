@@ -241,6 +241,45 @@ def _add_terms(node: ast.AST) -> list[ast.AST]:
     return [node]
 
 
+@detects("axis_invariant_tile")
+def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
+    """A kernel on a 2-D (or 3-D) grid, without tl.dot, that streams a tile in a loop at an address ignoring one
+    grid axis's program id: every program along that axis reads the same bytes again (a GEMV launched per batch row
+    re-reads the whole weight B times). A dot kernel re-reads tiles by design (its tiling trades them for reuse in
+    L2: poor_l2_reuse's concern); a load outside loops, or of a vector rather than a 2-D tile, is a small broadcast
+    operand (a norm's weight, a GEMV's x)."""
+    if "dot" in s.ops or _broadcast_matmul(s):  # a matmul, on tensor cores or not, re-reads its tiles by design
+        return []
+    axes: dict[int, set[str]] = {}  # grid axis -> the names computed from its program id
+    for call in s.tl_calls("program_id"):
+        axis = const_value(call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None), {})
+        if isinstance(axis, int):
+            axes.setdefault(axis, set()).update(n for n, v in s.assignments if any(x is call for x in ast.walk(v)))
+    if len(axes) < 2:
+        return []
+    out = []
+    for call in s.tl_calls("load"):
+        if not call.args or id(call) not in s.in_loop or not s.uses_arange(call.args[0]):
+            continue
+        address, todo = set(), names_in(call.args[0])
+        while todo - address:  # every name the address is computed from, through assignments
+            address |= todo
+            todo = set().union(*(names_in(v) for n, v in s.assignments if n in address), set())
+        exprs = [call.args[0], *(v for n, v in s.assignments if n in address)]
+        if not any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) and any(
+                isinstance(e, ast.Constant) and e.value is None for e in n.slice.elts) for x in exprs for n in ast.walk(x)):
+            continue  # a vector (a GEMV's x, a bias) re-read by every program is the ordinary broadcast operand
+        inline = {const_value(c.args[0], {}) for x in exprs for c in ast.walk(x)
+                  if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "program_id" and c.args}
+        depends = {axis for axis, names in axes.items() if address & names or axis in inline}
+        ignored = sorted(set(axes) - depends)
+        if depends and ignored:
+            out.append(Signal("axis_invariant_tile", s.fn.name, [call.lineno],
+                              f"tl.load({ast.unparse(call.args[0])}) in a loop ignores program_id({ignored[0]}): every "
+                              f"program along grid axis {ignored[0]} streams the same tile again", {"axis": ignored[0]}))
+    return out
+
+
 @detects("strided_access")
 def _strided_access(s: KernelScan) -> list[Signal]:
     """A runtime stride on the tile's fast axis, in an address with no unstrided (contiguous) tl.arange term.

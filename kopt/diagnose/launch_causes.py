@@ -35,6 +35,7 @@ REGISTERS_PER_THREAD = 255  # a thread's register file; a tile past it per threa
 SPILL_CONFIDENCE = 0.7
 UNPIPELINED_CONFIDENCE = 0.75
 SERIAL_SHARE = 0.95  # serial_reduction beside a tiny grid: its confidence relative to the tiny grid's
+SERIAL_LEADS = 1.05  # ... when the grid is one program per item: only splitting the walked axis adds programs
 
 
 def _module(path: str) -> TaskSource | None:
@@ -45,9 +46,9 @@ def _module(path: str) -> TaskSource | None:
         return None
 
 
-def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str], set[str]]:
+def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[str], set[str], set[str]]:
     """(bytes the case's launches move, bytes its inputs and outputs hold, the large avoidable transfers, the kernels
-    re-reading an input, the kernels writing an intermediate).
+    re-reading an input, the kernels writing an intermediate, the kernels reading one back).
 
     Each launch moves the tensors it loads through and stores through. The case must read its inputs once and
     write its outputs once; an input read by several launches, or an intermediate one launch writes and another
@@ -64,7 +65,7 @@ def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[st
     moved = sum(size[k] * len(ls) for by in (reads, writes) for k, ls in by.items())
     inputs, outputs = facts.inputs.get(case, {}), facts.outputs.get(case, {})
     needed = sum(inputs.values()) + sum(outputs.values())
-    what, rereaders, writers = [], set(), set()
+    what, rereaders, writers, readers = [], set(), set(), set()
     for key, ls in sorted(reads.items(), key=lambda kv: -size[kv[0]]):
         if size[key] < EXTRA_TRAFFIC * needed:
             continue
@@ -75,7 +76,8 @@ def _traffic(facts: LaunchFacts, case: int) -> tuple[int, int, list[str], set[st
             what.append(f"an intermediate of {size[key] / 1e6:.0f} MB is written by {writes[key][0].kernel} and read "
                         f"back by {', '.join(sorted({l.kernel for l in ls}))}")
             writers |= {l.kernel for l in writes[key]}
-    return moved, needed, what, rereaders, writers
+            readers |= {l.kernel for l in ls}
+    return moved, needed, what, rereaders, writers, readers - writers
 
 
 def entity_grid(path: str, kernel: str) -> bool:
@@ -104,7 +106,10 @@ def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Fi
     """serial_reduction beside a tiny grid whose kernel walks a runtime-length axis whole in every program, carrying
     an accumulator: the grid spans only the other axes, so the reduction (or scan) is what keeps it small, and
     splitting it across programs (partials and a second pass) is the fix. It ranks just under the tiny grid it
-    names the mechanism of: a blocked loop is an ordinary reduction, costly only because the grid is small."""
+    names the mechanism of when a smaller tile would add programs (the grid counts tiles: a blocked loop is an
+    ordinary reduction, costly only because the tiles are large); above it when the grid is one program per item
+    (entity_grid: a norm over one vector, a loss per sample), where no tile size adds a program and the serial walk
+    is what a fix must change."""
     module = _module(path)
     if module is None:
         return []
@@ -116,11 +121,12 @@ def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Fi
         loop, carried = loops[0]
         call = loop.iter
         axis = ast.unparse(call.args[1] if len(call.args) > 1 else call.args[0])
+        share = SERIAL_LEADS if entity_grid(path, name) else SERIAL_SHARE
         out.append(Finding(
             "serial_reduction", "L1",
             f"{name}: every program walks the whole {axis} axis (line {loop.lineno}) into {', '.join(carried)}, so "
             f"the grid spans only the other axes: {tiny_grid.message.split(': ', 1)[1].split(' (')[0]}",
-            round(tiny_grid.confidence * SERIAL_SHARE, 2),
+            round(min(1.0, tiny_grid.confidence * share), 2),
             [Evidence("L1", "source", f"loop over {ast.unparse(loop.target)} in range({', '.join(ast.unparse(a) for a in call.args)})"
                       f" carries {', '.join(carried)} across iterations; its range does not depend on program_id",
                       {"kernel": name, "axis": axis, "carried": carried}, f"{path}:{loop.lineno}"),
@@ -137,12 +143,13 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     outweighs the time their bytes take (one launch per tensor of a list).
 
     What it explains: every finding about a kernel that only writes an intermediate, or that is launched over and
-    over (fusing removes it or its launches); the grid-shape findings of kernels that re-read an input."""
+    over (fusing removes it or its launches); the grid-shape findings of kernels that re-read an input or read an
+    intermediate back (fused, they have no grid of their own)."""
     launched = {l.kernel for l in facts.launches}
     evidence, kernels, shares, cases = [], set(), [], set()
     for case in sorted({l.case for l in facts.launches}):
         launches, found = [l for l in facts.launches if l.case == case], len(evidence)
-        moved, needed, what, rereaders, writers = _traffic(facts, case)
+        moved, needed, what, rereaders, writers, readers = _traffic(facts, case)
         extra = (moved - needed) / moved if moved else 0.0
         if what and extra >= EXTRA_TRAFFIC:
             shares.append(min(1.0, 2 * extra))
@@ -153,6 +160,11 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
                                      f"{moved / 1e6:.0f} MB moved for {needed / 1e6:.0f} MB of inputs and outputs",
                                      {"case": case, "moved": moved, "needed": needed, **claim},
                                      launches[0].site or path))
+            if writers and readers:
+                evidence.append(Evidence("L1", "launch", f"{_case_label(facts, case)}: {', '.join(sorted(readers))} "
+                                         "only reads the intermediate back: fused, it has no grid of its own",
+                                         {"case": case, "explains": GRID_SHAPE, "others": sorted(launched - readers)},
+                                         launches[0].site or path))
         outside = sum(facts.torch_ops.get(case, {}).values())
         if outside and outside >= EXTRA_TRAFFIC * (moved + outside):
             shares.append(min(1.0, 2 * outside / (moved + outside)))

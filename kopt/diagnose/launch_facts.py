@@ -28,6 +28,7 @@ DEFAULT_SMS = 132
 TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
 MISALIGNED_CONFIDENCE = 0.8
 STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passes as 1
+REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
@@ -566,6 +567,34 @@ def stride_values(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
         f.evidence.append(Evidence("L1", "launch", f"{kernel}: {stride} = {sorted(set(values))[:6]} over the cases",
                                    {"kernel": kernel, "stride": stride, "values": values}, site))
+    return findings
+
+
+def grid_extents(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
+    """An L1 axis-invariant tile (a tile streamed at an address that ignores one grid axis) checked against the
+    grids every case launches: the programs along that axis read it extent times over, so an axis wider than 1 in
+    every case grounds the redundancy, and one that is always 1 (the axis is never used) removes it."""
+    if facts is None:
+        return findings
+    for f in findings:
+        data = next((e.data for e in f.evidence if e.data.get("signal") == "axis_invariant_tile"), None)
+        if data is None or data.get("axis") is None:
+            continue
+        axis, kernel = data["axis"], data.get("kernel")
+        extents = [l.grid[axis] if len(l.grid) > axis else 1 for l in facts.launches if l.kernel == kernel]
+        if not extents:
+            continue
+        if min(extents) > 1:
+            f.confidence = round(max(f.confidence, REREAD_CONFIRMED), 2)
+            f.message += f" (grid axis {axis} is {min(extents)}-{max(extents)} wide over the cases: read that many times)"
+        elif max(extents) == 1:
+            f.confidence = round(f.confidence * 0.3, 2)
+            f.message += f" (grid axis {axis} is 1 in every case: nothing is re-read)"
+        else:
+            continue
+        site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
+        f.evidence.append(Evidence("L1", "launch", f"{kernel}: grid axis {axis} = {sorted(set(extents))[:6]} over the cases",
+                                   {"kernel": kernel, "axis": axis, "extents": extents}, site))
     return findings
 
 
