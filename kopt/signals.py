@@ -54,6 +54,10 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "atomic_contention", 0.7),
     SignalSpec("spin_lock", "a while loop spinning on tl.atomic_cas (a lock): programs that share it take turns",
                "atomic_contention", 0.75),
+    SignalSpec("spin_wait", "a while loop polling memory another program writes (an atomic read or a volatile load, "
+               "not a lock's atomic_cas): each program waits for another, a chain through the grid (a chained scan)",
+               "serial_reduction", 0.8, "the wait is for a predecessor's result: a two-pass (reduce, then scan the "
+               "partials) or a look-back over many predecessors removes the chain"),
     SignalSpec("shared_atomic", "tl.atomic_* outside loops at addresses that do not depend on the program (every "
                "program accumulates into the same dW row or sum)", "atomic_contention", 0.7),
     SignalSpec("two_pass_loads", "the same pointer argument loaded in two separate loops (a statistics pass, then an "

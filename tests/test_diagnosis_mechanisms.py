@@ -530,6 +530,33 @@ def test_a_dot_or_one_axis_grid_streams_no_axis_invariant_tile():
     assert "axis_invariant_tile" not in _signals(dot) | _signals(one_axis)
 
 
+def test_polling_a_predecessor_in_a_while_loop_is_a_chain_not_a_lock():
+    chained = '''
+    @triton.jit
+    def chained_sum_kernel(x_ptr, y_ptr, flag_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        total = tl.sum(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0)
+        prefix = 0.0
+        if pid > 0:
+            while tl.atomic_add(flag_ptr + pid - 1, 0) == 0:
+                pass
+            prefix = tl.load(y_ptr + pid - 1, volatile=True)
+        tl.store(y_ptr + pid, prefix + total)
+        tl.atomic_xchg(flag_ptr + pid, 1)
+    '''
+    lock = '''
+    @triton.jit
+    def locked_add_kernel(x_ptr, y_ptr, lock_ptr, BLOCK: tl.constexpr):
+        total = tl.sum(tl.load(x_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)), axis=0)
+        while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+            pass
+        tl.store(y_ptr, tl.load(y_ptr) + total)
+        tl.atomic_xchg(lock_ptr, 0)
+    '''
+    assert "spin_wait" in _signals(chained) and "spin_lock" not in _signals(chained)
+    assert "spin_lock" in _signals(lock) and "spin_wait" not in _signals(lock)
+
+
 def test_an_input_read_by_two_kernels_is_unfused(tmp_path):
     path = _task(tmp_path, "minmax_scale", TWO_READS)
     facts = launch_facts.capture(load_task(path), "sm_90")

@@ -168,3 +168,52 @@ def test_a_triangular_load_mask_is_masked_access(cache, tmp_path):
     line = _line(path, "x = tl.load(x_ptr + rows[:, None] * n + c[None, :], mask=keep, other=0.0)")
     found = [f for f in report.findings if line in f.kernel_lines]
     assert found and found[0].id == "masked_access" and "two index ranges" in found[0].message
+
+
+PACKED_NIBBLES = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def nibble_rowsum_kernel(q_ptr, out_ptr, n_rows, K, stride_q, BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    acc = tl.zeros((BLOCK_R,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k = k0 + tl.arange(0, BLOCK_K)
+        packed = tl.load(q_ptr + rows[:, None] * stride_q + (k // 2)[None, :], mask=rows[:, None] < n_rows, other=0)
+        q = (packed.to(tl.uint8) >> ((k % 2) * 4).to(tl.uint8)[None, :]) & 0xF
+        acc += tl.sum(q.to(tl.float32), axis=1)
+    tl.store(out_ptr + rows, acc, mask=rows < n_rows)
+
+
+def entry(q, K):
+    out = torch.empty(q.shape[0], device=q.device, dtype=torch.float32)
+    nibble_rowsum_kernel[(triton.cdiv(q.shape[0], 16),)](q, out, q.shape[0], K, q.stride(0), BLOCK_R=16, BLOCK_K=128)
+    return out
+
+
+def reference(q, K):
+    return ((q & 0xF) + (q >> 4)).float().sum(dim=1)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, 256, (case["n"], case["K"] // 2), generator=g, dtype=torch.uint8).to(device), case["K"])
+
+
+CASES = [{"n": 4096, "K": 4096}, {"n": 2048, "K": 8192}, {"n": 8192, "K": 2048}, {"n": 1024, "K": 4096}, {"n": 6144, "K": 4096}]
+'''
+
+
+def test_a_division_that_takes_the_contiguous_dim_is_modulo_indexing(cache, tmp_path):
+    """`k // 2` on the dim that would be contiguous leaves AxisInfo no contiguous dim, so the layout falls back to the
+    strided rows and the load goes 1 byte wide: the division is the reason, ahead of the strided rows it causes."""
+    path = tmp_path / "nibble_rowsum.py"
+    path.write_text(PACKED_NIBBLES)
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    line = _line(path, "packed = tl.load(q_ptr + rows[:, None] * stride_q + (k // 2)[None, :], mask=rows[:, None] < n_rows, other=0)")
+    found = [f for f in report.findings if line in f.kernel_lines]
+    assert found and found[0].id == "modulo_indexing" and "no dim is known contiguous" in found[0].message
+    assert "uncoalesced_access" in {f.id for f in found[1:]}

@@ -467,6 +467,28 @@ def _spin_lock(s: KernelScan) -> list[Signal]:
                    "share it run the section it guards one at a time", {})]
 
 
+@detects("spin_wait")
+def _spin_wait(s: KernelScan) -> list[Signal]:
+    """A while loop that polls memory with an atomic read (not atomic_cas: that is a lock, spin_lock's) or a volatile
+    load: the program waits for a value another program writes, such as its predecessor's running total in a
+    chained scan. Program i waits for i - 1, which waited for i - 2: the grid runs as one chain, and the atomics
+    are its links, not contention."""
+    polls = []
+    for loop in ast.walk(s.fn):
+        if not isinstance(loop, ast.While):
+            continue
+        for c in ast.walk(loop):
+            name = tl_name(c, s.m.aliases) if isinstance(c, ast.Call) else None
+            if (name or "").startswith("atomic_") and name != "atomic_cas" or name == "load" and any(
+                    k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords):
+                polls.append(c.lineno)
+    if not polls:
+        return []
+    return [Signal("spin_wait", s.fn.name, sorted(set(polls)), "a while loop polls memory that another program "
+                   "writes: programs wait on one another, so the grid runs as a chain",
+                   _explains(s, "atomic_contention", "low_occupancy"))]
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory

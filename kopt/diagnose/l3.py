@@ -262,6 +262,13 @@ class _KernelAttribution:
                         "about their contiguity",
                         "neighbouring lanes must read neighbouring addresses: sort/group the indices, or load a "
                         "contiguous tile and select in registers"))
+        if acc.modulo and acc.modulo_dims - {fastest} and fastest not in acc.contiguous_dims:
+            lost = min(acc.modulo_dims - {fastest})  # the dim the division took contiguity from; the layout fell back
+            out.append(("modulo_indexing", f"its offsets along dim {lost} pass through modulo/division "
+                        f"({', '.join(acc.modulo[:2])}), so no dim is known contiguous and the layout's fastest dim "
+                        f"fell back to dim {fastest}",
+                        "keep modulo/division out of the innermost offsets (load the contiguous tile and split or "
+                        "select in registers), or hint tl.max_contiguous/tl.multiple_of on the result"))
         strided = acc.strided_dims.get(fastest, [])
         if strided and fastest not in acc.contiguous_dims:
             runtime = [s for s in strided if s in args]
