@@ -13,7 +13,16 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kopt.diagnose.l1_source import TRANSPOSE_OPS, KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
+from kopt.diagnose.l1_source import (
+    TRANSPOSE_OPS,
+    KernelScan,
+    TaskSource,
+    const_value,
+    expands_dims,
+    loops_of,
+    names_in,
+    tl_name,
+)
 from kopt.signals import SIGNALS
 
 TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
@@ -261,13 +270,9 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
     for call in s.tl_calls("load"):
         if not call.args or id(call) not in s.in_loop or not s.uses_arange(call.args[0]):
             continue
-        address, todo = set(), names_in(call.args[0])
-        while todo - address:  # every name the address is computed from, through assignments
-            address |= todo
-            todo = set().union(*(names_in(v) for n, v in s.assignments if n in address), set())
+        address = s.upstream(names_in(call.args[0]))
         exprs = [call.args[0], *(v for n, v in s.assignments if n in address)]
-        if not any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) and any(
-                isinstance(e, ast.Constant) and e.value is None for e in n.slice.elts) for x in exprs for n in ast.walk(x)):
+        if not any(expands_dims(x) for x in exprs):
             continue  # a vector (a GEMV's x, a bias) re-read by every program is the ordinary broadcast operand
         inline = {const_value(c.args[0], {}) for x in exprs for c in ast.walk(x)
                   if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "program_id" and c.args}

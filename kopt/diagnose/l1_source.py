@@ -52,6 +52,12 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def expands_dims(node: ast.AST) -> bool:
+    """Whether `node` indexes with None anywhere (x[:, None]): it builds a tile of two or more dims."""
+    return any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple)
+               and any(isinstance(e, ast.Constant) and e.value is None for e in n.slice.elts) for n in ast.walk(node))
+
+
 def const_value(node: ast.AST | None, env: dict[str, Any]) -> Any:
     """The literal value of a constant or a name bound to one; None when not known statically."""
     if isinstance(node, ast.Constant):
@@ -219,13 +225,17 @@ class KernelScan:
         """ids of the AST nodes that compute a load/store/atomic address, directly or through assignments."""
         roots = [c.args[0] for c in self.calls if c.args and (tl_name(c, self.m.aliases) or "") in
                  {"load", "store"} | {f"atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor", "xchg", "cas")}]
-        names: set[str] = set()
-        frontier = set().union(*(names_in(r) for r in roots), set())
-        while frontier - names:
-            names |= frontier
-            frontier = set().union(*(names_in(v) for n, v in self.assignments if n in names), set())
+        names = self.upstream(set().union(*(names_in(r) for r in roots), set()))
         nodes = roots + [v for n, v in self.assignments if n in names]
         return {id(x) for node in nodes for x in ast.walk(node)}
+
+    def upstream(self, names: set[str]) -> set[str]:
+        """`names` and every name they are computed from, through any chain of assignments."""
+        found: set[str] = set()
+        while names - found:
+            found |= names
+            names = set().union(*(names_in(v) for n, v in self.assignments if n in found), set())
+        return found
 
     def uses_arange(self, node: ast.AST) -> bool:
         return bool(names_in(node) & self.arange_names) or any(
@@ -233,9 +243,7 @@ class KernelScan:
 
     @property
     def is_2d(self) -> bool:
-        return any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple)
-                   and any(isinstance(e, ast.Constant) and e.value is None for e in n.slice.elts)
-                   for n in ast.walk(self.fn))
+        return expands_dims(self.fn)
 
     def kinds(self) -> set[str]:
         kinds = set()
