@@ -6,6 +6,9 @@ from the task's make_inputs, a check of both outputs against the task's referenc
 (median of its runs, the L2 flushed between them) of each entry. Speedup = median over cases of slow/fixed.
 
   python3 evals/device/blind_timing.py --manifest evals/diagnosis/blind-2026-12/manifest.yaml --out $OUT/t.json
+
+--workers N runs N processes over shards of the pairs: their compiles and checks overlap, their timed loops take
+turns on the GPU through KOPT_GPU_LOCK (kopt.harness.gpulock), so the figures are those of one process alone.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import copy
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,7 +71,26 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--only", default="", help="comma list of case names")
     ap.add_argument("--device", default="cuda", help="cpu: the Triton interpreter, to check the script here")
+    ap.add_argument("--workers", type=int, default=1, help="processes over shards of the pairs (timed loops take turns)")
+    ap.add_argument("--mark", action="store_true", help="then write h200_speedup / excluded into the manifest")
+    ap.add_argument("--mark-from", type=Path, help="no timing: write the figures of this earlier --out into the manifest")
     args = ap.parse_args()
+    if args.mark_from:
+        return mark_manifest(args.manifest, json.loads(args.mark_from.read_text())["rows"])
+    if args.mark:
+        try:
+            (run_shards if args.workers > 1 else sweep)(args)
+        finally:
+            if args.out.exists():
+                mark_manifest(args.manifest, json.loads(args.out.read_text())["rows"])
+        return None
+    return (run_shards if args.workers > 1 else sweep)(args)
+
+
+def sweep(args) -> None:
+    """Time the manifest's pairs (or --only's) one after another, writing --out after each."""
+    import yaml
+
     if args.device != "cuda":
         os.environ["TRITON_INTERPRET"] = "1"
     rows = []
@@ -86,6 +110,55 @@ def main() -> None:
         args.out.write_text(json.dumps({"keep": KEEP, "rows": rows}, indent=1))
         print(f"{case['name']}: speedup {row.get('speedup')} kept={row['kept']} ({row['seconds']} s)", flush=True)
     print(f"{sum(r['kept'] for r in rows)} of {len(rows)} kept", file=sys.stderr)
+
+
+def mark_manifest(manifest: Path, rows: list[dict]) -> None:
+    """Add each timed case's `h200_speedup` (and `excluded` with the reason when it is not kept) to the end of its
+    entry, keeping the manifest's comments and layout; a case already marked is left as it is."""
+    by_name = {r["case"]: r for r in rows}
+    out, name, marked = [], None, False
+
+    def close() -> None:
+        row = by_name.get(name)
+        if name and row and not marked:
+            if row.get("speedup") is not None:
+                out.append(f"  h200_speedup: {row['speedup']}")
+            if not row["kept"]:
+                out.append("  excluded: " + (
+                    f"the fixed kernel does not match the reference on the H200 ({row['mismatched_cases']} of its cases)"
+                    if row.get("mismatched_cases") else
+                    f"the fix is not >= {KEEP}x faster on the H200 ({row['speedup']}x)" if row.get("speedup") is not None
+                    else f"the pair failed on the H200: {row.get('error', 'no figure')}"))
+
+    for line in manifest.read_text().splitlines():
+        if line.startswith("- name:"):
+            close()
+            name, marked = line.split(":", 1)[1].strip(), False
+        marked |= line.startswith("  h200_speedup:")
+        out.append(line)
+    close()
+    manifest.write_text("\n".join(out) + "\n")
+
+
+def run_shards(args) -> None:
+    """Time the pairs in args.workers child processes, one shard each, then write their rows in manifest order."""
+    import yaml
+
+    names = [c["name"] for c in yaml.safe_load(args.manifest.read_text())["cases"]
+             if not args.only or c["name"] in args.only.split(",")]
+    env = {**os.environ, "KOPT_GPU_LOCK": os.environ.get("KOPT_GPU_LOCK", "/tmp/kopt-gpu0.lock")}
+    with tempfile.TemporaryDirectory() as tmp:
+        shards = [names[i::args.workers] for i in range(args.workers) if names[i::args.workers]]
+        outs = [Path(tmp) / f"shard{i}.json" for i in range(len(shards))]
+        procs = [subprocess.Popen([sys.executable, __file__, "--manifest", str(args.manifest), "--out", str(out),
+                                   "--only", ",".join(shard), "--device", args.device], env=env)
+                 for shard, out in zip(shards, outs)]
+        for proc in procs:
+            proc.wait()
+        rows = {r["case"]: r for out in outs if out.exists() for r in json.loads(out.read_text())["rows"]}
+    ordered = [rows[n] for n in names if n in rows]
+    args.out.write_text(json.dumps({"keep": KEEP, "rows": ordered}, indent=1))
+    print(f"{sum(r['kept'] for r in ordered)} of {len(ordered)} kept ({len(names) - len(ordered)} missing)", file=sys.stderr)
 
 
 if __name__ == "__main__":
