@@ -4,13 +4,13 @@
 #   TIME="evals/diagnosis/blind-2026-12c evals/diagnosis/blind-2026-12d"   sets whose pairs to time (side by side;
 #       blind_timing.py --mark writes h200_speedup / excluded into the device copy's manifests; bring
 #       $OUT/<set>-timing.json back and mark the manifests here with `blind_timing.py --mark-from`)
-#   LOOK_SET=evals/diagnosis/blind-2026-12c  LOOKS="4257481 098f7c8"     the set and the pinned kopts of its looks,
-#       each carried as .camp/looks/kopt-<commit>.tar.gz (`git archive --format=tar.gz -o ... <commit> pyproject.toml
+#   LOOKS="evals/diagnosis/blind-2026-12c@4257481 evals/diagnosis/blind-2026-12c@098f7c8"   looks to take: a set and
+#       the pinned kopt of each, carried as .camp/looks/kopt-<commit>.tar.gz (`git archive --format=tar.gz -o ... <commit> pyproject.toml
 #       README.md kopt index ingest corpora`); each look is `kopt eval diagnosis --split test` (totals only: the
 #       eval keeps no per-case row of a test half) with and without ncu, in its own KOPT_HOME, the looks side by side
 #       (ncu takes turns through KOPT_GPU_LOCK)
 #
-#   source evals/device/install.sh && TIME=... LOOK_SET=... LOOKS=... OUT=$OUT bash $KOPT_ROOT/evals/device/blind_looks.sh
+#   source evals/device/install.sh && TIME=... LOOKS=... OUT=$OUT bash $KOPT_ROOT/evals/device/blind_looks.sh
 # carry [".whl", ".camp/looks"]. About 2-3 min for 85 pairs, then ~4-5 min for two looks of ~23 cases.
 set -u
 pids=()
@@ -23,24 +23,24 @@ done
 for pid in "${pids[@]}"; do wait "$pid"; done
 for set in ${TIME:-}; do echo "$(basename "$set"): $(tail -1 "$OUT/$(basename "$set")-timing.log")"; done
 
-[ -n "${LOOK_SET:-}" ] || exit 0
-name=$(basename "$LOOK_SET")
-for c in ${LOOKS:-}; do
+for look in ${LOOKS:-}; do
+  set=${look%@*} c=${look#*@} name=$(basename "${look%@*}")
   (
     d=/tmp/kopt-look-$c
     mkdir -p "$d/src" && tar xzf "$KOPT_ROOT/.camp/looks/kopt-$c.tar.gz" -C "$d/src" \
       && python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$d" "$d/src" >/dev/null \
-      || { echo "look $c: install failed"; exit 1; }
+      || { echo "look $name@$c: install failed"; exit 1; }
     cd /tmp && PYTHONPATH=$d:/tmp/kopt-site KOPT_HOME=/tmp/home-$c KOPT_GPU_LOCK=/tmp/kopt-gpu0.lock \
       timeout "${LOOK_S:-400}" python3 -c "import sys; from kopt.cli import main; sys.argv[0] = 'kopt'; main()" \
-      eval diagnosis --manifest "$KOPT_ROOT/$LOOK_SET/manifest.yaml" --split test --workers "${WORKERS:-6}" --json \
+      eval diagnosis --manifest "$KOPT_ROOT/$set/manifest.yaml" --split test --workers "${WORKERS:-6}" --json \
       >"$OUT/$name-look-$c.json" 2>"$OUT/$name-look-$c.err"
-    echo "look $c: rc=$?"
+    echo "look $name@$c: rc=$?"
   ) &
 done
 wait
-for c in ${LOOKS:-}; do
+for look in ${LOOKS:-}; do
+  c=${look#*@} name=$(basename "${look%@*}")
   python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(sys.argv[2], r['kopt'] if 'kopt' in r else '', \
-json.dumps({k: v['all'] for k, v in r['summary'].items()}))" "$OUT/$name-look-$c.json" "$c" 2>/dev/null \
-    || echo "look $c: no result (see $name-look-$c.err)"
+json.dumps({k: v['all'] for k, v in r['summary'].items()}))" "$OUT/$name-look-$c.json" "$name@$c" 2>/dev/null \
+    || echo "look $name@$c: no result (see $name-look-$c.err)"
 done

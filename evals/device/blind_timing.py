@@ -124,8 +124,8 @@ def mark_manifest(manifest: Path, rows: list[dict]) -> None:
             if row.get("speedup") is not None:
                 out.append(f"  h200_speedup: {row['speedup']}")
             if not row["kept"]:
-                out.append("  excluded: " + (
-                    f"the fixed kernel does not match the reference on the H200 ({row['mismatched_cases']} of its cases)"
+                out.append("  excluded: " + json.dumps(  # quoted: an error text may hold ': '
+                    f"the slow or the fixed kernel does not match the reference on the H200 ({row['mismatched_cases']} of its cases)"
                     if row.get("mismatched_cases") else
                     f"the fix is not >= {KEEP}x faster on the H200 ({row['speedup']}x)" if row.get("speedup") is not None
                     else f"the pair failed on the H200: {row.get('error', 'no figure')}"))
