@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "eval": "evals:eval_cmd",
     "mcp": "mcp:mcp_cmd",
     "skills": "skills:skills_cmd",
+    "findings": "findings:findings_cmd",
     "toolchain": "toolchain:toolchain_cmd",
     "doctor": "doctor:doctor_cmd",
 }

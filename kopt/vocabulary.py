@@ -56,6 +56,49 @@ FINDING_IDS: dict[str, str] = {
 }
 
 
+# Where two ids could both name one cause: the id kopt uses (its diagnosis follows these, `kopt findings` prints
+# them, and the blind case writers' brief quotes them), phrased by what a fix would change.
+BOUNDARIES: dict[str, str] = {
+    "small_block": "a block constant sets how much each program or loop trip moves, and raising it is the fix; when "
+                   "the grid gives one program per item (token, head, short row) whatever the block, it is "
+                   "too_many_programs",
+    "too_many_programs": "the grid gives one program per small item (a token, a head, a short row, a pair), each "
+                         "moving a few hundred bytes, and no block constant changes that (a block constant that does "
+                         "is small_block): the fix gives each program several items",
+    "untuned_config": "sizes, num_warps or num_stages are plausible but wrong for these shapes; one hard-coded size "
+                      "far below any sensible value (a streaming block of a few hundred elements, a dot tile under 64) "
+                      "is small_block",
+    "low_occupancy": "registers or shared memory limit the warps resident per SM, or the problem itself has too "
+                     "little parallelism for the SMs; a grid that is tiny because each program walks a long axis "
+                     "other programs could share is serial_reduction",
+    "serial_reduction": "one program walks a long reduction or scan axis that could be split across programs "
+                        "(partials and a second pass, or atomics), programs wait on each other in a chain, or the "
+                        "data is reduced in several passes; a loop handling one element per trip inside a program is "
+                        "scalar_loop",
+    "scalar_loop": "a loop inside a program handles one element or one sequence position per trip where a block "
+                   "operation (a vector load, tl.sum, tl.cumsum, tl.associative_scan, tl.dot) would do its work at "
+                   "once; a loop that is already vectorised but walks an axis other programs could share is "
+                   "serial_reduction",
+    "unfused_ops": "separate kernel launches, or torch ops in the entry, each passing over memory that one kernel "
+                   "could avoid; this includes host-side copies (.contiguous(), .t().contiguous(), permute, dtype "
+                   "casts) before or after the kernel",
+    "layout_conversion": "convert_layout inside a compiled kernel moves a tile through shared memory; a host-side "
+                         "copy in the entry is unfused_ops",
+    "transpose_before_dot": "a tile is transposed in registers (tl.trans, or loaded in one order and permuted) before "
+                            "tl.dot; a transposed copy made by torch in the entry is unfused_ops",
+    "non_vectorized_load": "narrow accesses with no other reason; when the reason is known it is named instead: "
+                           "misaligned_access, masked_access, uncoalesced_access (strided lanes) or small_block (too "
+                           "few elements per thread)",
+    "redundant_loads": "the same data loaded again by one program (inside a loop) or by many programs where one load "
+                       "per program or per tile would do; re-reads a grouped program order would keep in L2 are "
+                       "poor_l2_reuse",
+    "tail_effect": "the grid has at least as many programs as SMs but its last wave leaves many SMs idle; fewer "
+                   "programs than SMs is low_occupancy",
+    "no_tensor_cores": "a matmul done as a broadcast multiply and tl.sum, or a tl.dot lowered to FMA; an fp32 tl.dot "
+                       "at ieee precision is fp32_dot_ieee",
+}
+
+
 @dataclass
 class Evidence:
     """One observation behind a finding, with the level it came from and where it points."""
