@@ -81,7 +81,7 @@ BOUNDARIES: dict[str, str] = {
                    "serial_reduction",
     "unfused_ops": "separate kernel launches, or torch ops in the entry, each passing over memory that one kernel "
                    "could avoid; this includes host-side copies (.contiguous(), .t().contiguous(), permute, dtype "
-                   "casts) before or after the kernel",
+                   "casts) before or after the kernel; a convert_layout inside one kernel is layout_conversion",
     "layout_conversion": "convert_layout inside a compiled kernel moves a tile through shared memory; a host-side "
                          "copy in the entry is unfused_ops",
     "transpose_before_dot": "a tile is transposed in registers (tl.trans, or loaded in one order and permuted) before "
