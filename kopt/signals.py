@@ -76,6 +76,10 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "that re-reads the weight once per batch row", "redundant_loads", 0.6,
                "one program can load the tile once and apply it to every item of that axis (a tl.dot over the batch, "
                "or a loop over it inside the program)"),
+    SignalSpec("stepped_scan", "a loop over a runtime-length axis, one position per iteration, storing the carried "
+               "state every iteration (a scan or linear recurrence stepped position by position)", "scalar_loop", 0.85,
+               "the step is associative (a running sum or max, h = a * h + x): scan a chunk of positions at once with "
+               "tl.associative_scan or tl.cumsum and carry the chunk's last state into the next"),
     SignalSpec("serial_chain", "a loop over a runtime-length axis, one row per iteration, carrying an accumulator",
                "serial_reduction", 0.8, "the combine is associative (a sum, max or linear recurrence): scan or "
                "reduce blocks of the axis at once and split the axis across programs"),

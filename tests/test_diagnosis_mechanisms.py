@@ -467,11 +467,21 @@ def test_one_or_two_divisions_leave_the_alu_cost_alone():
 
 
 def test_a_serial_chain_down_a_long_axis_is_the_cause_of_its_tiny_grid():
-    findings = _l1(FIXTURES / "running_max_rows.py")
+    findings = _l1(FIXTURES / "column_sums_by_row.py")
     ids = [f.id for f in findings]
     assert ids[:2] == ["serial_reduction", "low_occupancy"]  # 4096 / 256 = 16 programs
     assert any("one row per iteration" in e.summary for e in findings[0].evidence)
     assert "secondary to serial_reduction" in findings[1].message
+
+
+def test_a_scan_stepped_one_position_per_trip_is_a_scalar_loop_explaining_its_chain_and_grid():
+    findings = _l1(FIXTURES / "running_max_rows.py")  # a running max stored every row: a scan, not a reduction
+    ids = [f.id for f in findings]
+    assert ids[0] == "scalar_loop"
+    assert any("stores the running acc each time" in e.summary for e in findings[0].evidence)
+    assert "low_occupancy" in ids[1:]
+    assert "serial_chain" not in {s.name for s in detect_signals((FIXTURES / "running_max_rows.py").read_text())[0]}
+    assert all("secondary to scalar_loop" in f.message for f in findings if f.id in ("low_occupancy", "serial_reduction"))
 
 
 def test_a_blocked_loop_is_no_serial_chain():
@@ -590,6 +600,7 @@ def test_a_launch_per_small_tensor_is_unfused_even_with_data_dependent_inputs(tm
 
 @pytest.mark.parametrize("name, case", [("outer_product_matmul", {"M": 40, "N": 24, "K": 20}),
                                         ("running_max_rows", {"T": 9, "C": 300}),
+                                        ("column_sums_by_row", {"T": 9, "C": 300}),
                                         ("torus_blur", {"H": 5, "W": 7}),
                                         ("fp64_softplus", {"n": 1000})])
 def test_the_fixtures_compute_what_they_claim_in_the_interpreter(name, case):

@@ -662,6 +662,47 @@ def _blocked(loop: ast.For, stop: ast.AST, blocks: set[str]) -> bool:
         for st in loop.body for n in ast.walk(st))
 
 
+def _stepped_loops(s: KernelScan) -> list[tuple[ast.For, list[str], ast.AST]]:
+    """(loop, carried names, stop) of the serial loops that take one position of their axis per iteration."""
+    out = []
+    for loop, carried in serial_loops(s):
+        call = loop.iter
+        stop = call.args[1] if len(call.args) > 1 else call.args[0]
+        step = call.args[2] if len(call.args) > 2 else None
+        if (step is None or const_value(step, s.m.constants) == 1) and not _blocked(loop, stop, set(s.k.constexprs)):
+            out.append((loop, carried, stop))
+    return out
+
+
+def _stored_each_step(s: KernelScan, loop: ast.For, carried: list[str]) -> list[str]:
+    """The carried names a tl.store inside the loop writes out every iteration: the loop emits a running state per
+    position (a scan or recurrence), not one result at the end (a reduction)."""
+    stores = [c for st in loop.body for c in ast.walk(st) if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "store"]
+    values = [c.args[1] if len(c.args) > 1 else next((k.value for k in c.keywords if k.arg == "value"), None)
+              for c in stores]
+    return [n for n in carried if any(v is not None and n in names_in(v) for v in values)]
+
+
+@detects("stepped_scan")
+def _stepped_scan(s: KernelScan) -> list[Signal]:
+    """A loop over a runtime-length axis that takes one position per iteration, updates a carried state from it and
+    stores the state every iteration (h = a * h + x; tl.store(h_ptr + t * stride, h)): a scan done one position
+    at a time, as long a dependent chain as the axis, with one small access per trip. A chunk of positions scanned
+    at once (tl.associative_scan, tl.cumsum) with the last state carried is the fix; the tiny grid or small tile
+    this leaves, and the serial chain itself, follow from it."""
+    out = []
+    for loop, carried, stop in _stepped_loops(s):
+        states = _stored_each_step(s, loop, carried)
+        if states:
+            out.append(Signal("stepped_scan", s.fn.name, [loop.lineno],
+                              f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) steps one position "
+                              f"per iteration and stores the running {', '.join(states)} each time: a scan done one "
+                              f"position at a time",
+                              _explains(s, "serial_reduction", "low_occupancy", "small_block", "too_many_programs",
+                                        axis=ast.unparse(stop), carried=states)))
+    return out
+
+
 @detects("serial_chain")
 def _serial_chain(s: KernelScan) -> list[Signal]:
     """`for t in range(0, T)` over a runtime length, one row (a tile of the other axis) per iteration into a carried
@@ -669,12 +710,9 @@ def _serial_chain(s: KernelScan) -> list[Signal]:
     the axis cannot spread over programs. Scalar loads per iteration are scalar_loop's; a loop taking a block of
     rows per iteration (range(0, M, BLOCK_M), it * BLOCK_M) is an ordinary blocked reduction."""
     out = []
-    for loop, carried in serial_loops(s):
-        call = loop.iter
-        stop = call.args[1] if len(call.args) > 1 else call.args[0]
-        step = call.args[2] if len(call.args) > 2 else None
-        if (step is not None and const_value(step, s.m.constants) != 1) or _blocked(loop, stop, set(s.k.constexprs)):
-            continue
+    for loop, carried, stop in _stepped_loops(s):
+        if _stored_each_step(s, loop, carried):
+            continue  # a scan stepped one position per trip: stepped_scan's
         out.append(Signal("serial_chain", s.fn.name, [loop.lineno],
                           f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) moves one row per "
                           f"iteration into {', '.join(carried)}: a dependent chain as long as the axis",
