@@ -404,6 +404,35 @@ FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
 
+ROW_BLOCKS = HEADER + '''
+
+@triton.jit
+def gate_kernel(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(1)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N)
+    tl.store(y_ptr + row * N + cols, x * tl.sigmoid(x), mask=cols < N)
+
+
+def entry(x):
+    T, N = x.shape
+    y = torch.empty_like(x)
+    gate_kernel[(triton.cdiv(N, 64), T)](x, y, N, BLOCK=64)
+    return y
+
+
+def reference(x):
+    return x * torch.sigmoid(x)
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["T"], case["N"]).to(device),)
+
+
+CASES = [{"T": 16384, "N": 11008}, {"T": 4096, "N": 14336}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
 def _task(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text).lstrip())
@@ -672,3 +701,12 @@ def test_inputs_made_for_real_stay_within_a_budget(tmp_path):
     facts = launch_facts.capture(load_task(path), "sm_90")  # case 1 would be 100_000 x ~1M floats per tensor
     assert set(facts.skipped) == {1} and "MemoryError: over the 4 GB" in facts.skipped[1]
     assert {l.case for l in facts.launches} == {0}
+
+
+def test_many_tiny_programs_over_a_grid_tiled_by_a_small_block_are_the_block(tmp_path):
+    findings = _l1(_task(tmp_path, "row_gate", ROW_BLOCKS))  # cdiv(N, 64) x T programs of 64 elements
+    ids = [f.id for f in findings]
+    assert ids[0] == "small_block" and "too_many_programs" in ids
+    assert "secondary to small_block" in next(f for f in findings if f.id == "too_many_programs").message
+    per_head = _l1(_task(tmp_path, "head_scale", PER_HEAD))  # one program per (token, head): the grid, not a block
+    assert per_head[0].id == "too_many_programs"

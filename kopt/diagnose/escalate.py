@@ -117,6 +117,19 @@ def explained_by(width_findings: list[Finding], causes: list[Finding]) -> list[F
     return width_findings
 
 
+def block_sizes_programs(launch: list[Finding], source: list[Finding]) -> list[Finding]:
+    """Many tiny programs over a grid tiled by a hard-coded small block come from that block: raising it is the fix
+    (small_block explains too_many_programs). A grid of one program per item (the launch finding then claims the
+    small tile itself) is the other way round."""
+    for many in [f for f in launch if f.id == "too_many_programs"
+                 and not any(isinstance(e.data, dict) and e.data.get("explains") for e in f.evidence)]:
+        kernel = many.message.split(":", 1)[0]
+        for small in [f for f in source if f.id == "small_block" and f.evidence and finding_kernel(f, {kernel}) == kernel]:
+            claim = small.evidence[0].data
+            claim["explains"] = list(dict.fromkeys([*claim.get("explains", []), "too_many_programs"]))
+    return launch
+
+
 def finding_kernel(finding: Finding, kernels: Iterable[str]) -> str | None:
     """The kernel a finding is about: its evidence names it, or its message starts with it."""
     named = next((e.data["kernel"] for e in finding.evidence if isinstance(e.data, dict) and e.data.get("kernel")), None)
@@ -322,7 +335,8 @@ class _Run:
         reason = "source and launch-config signals matched against the pattern catalog"
         if self.target.captures_launches:
             launch, note = self.launch_findings()
-            findings = grid_extents(stride_values(findings, self.launch_facts), self.launch_facts) + explained_by(launch, findings)
+            findings = grid_extents(stride_values(findings, self.launch_facts), self.launch_facts) + explained_by(
+                block_sizes_programs(launch, findings), findings)
             reason += f"; {note}"
         self.record("L1", "used", reason, findings, t)
 
