@@ -433,6 +433,36 @@ CASES = [{"T": 16384, "N": 11008}, {"T": 4096, "N": 14336}]
 FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
 '''
 
+TOKEN_MAX = HEADER + '''
+
+@triton.jit
+def token_max_kernel(x_ptr, y_ptr, T, E, BLOCK_T: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    best = tl.full([BLOCK_T], float("-inf"), dtype=tl.float32)
+    for j in range(E):
+        best = tl.maximum(best, tl.load(x_ptr + rows * E + j, mask=rows < T, other=float("-inf")))
+    tl.store(y_ptr + rows, best, mask=rows < T)
+
+
+def entry(x):
+    T, E = x.shape
+    y = torch.empty(T, device=x.device, dtype=x.dtype)
+    token_max_kernel[(triton.cdiv(T, 128),)](x, y, T, E, BLOCK_T=128)
+    return y
+
+
+def reference(x):
+    return x.max(dim=1).values
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["T"], case["E"]).to(device),)
+
+
+CASES = [{"T": 1 << 20, "E": 64}, {"T": 300_000, "E": 160}]
+FEW_CASES = "a diagnosis test: its cases only need to show the mechanism"
+'''
+
 def _task(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(text).lstrip())
@@ -710,3 +740,11 @@ def test_many_tiny_programs_over_a_grid_tiled_by_a_small_block_are_the_block(tmp
     assert "secondary to small_block" in next(f for f in findings if f.id == "too_many_programs").message
     per_head = _l1(_task(tmp_path, "head_scale", PER_HEAD))  # one program per (token, head): the grid, not a block
     assert per_head[0].id == "too_many_programs"
+
+
+def test_a_chain_over_an_axis_one_tile_could_hold_is_a_scalar_loop(tmp_path):
+    findings = _l1(_task(tmp_path, "token_max", TOKEN_MAX))  # one expert column per trip, E <= 160 in every case
+    assert findings[0].id == "scalar_loop" and "E is at most 160 in every case" in findings[0].message
+    assert "secondary to scalar_loop" in next(f for f in findings if f.id == "serial_reduction").message
+    long_axis = [f.id for f in _l1(FIXTURES / "column_sums_by_row.py")]  # T is 16384-100000: split it
+    assert long_axis[0] == "serial_reduction" and "scalar_loop" not in long_axis

@@ -29,6 +29,8 @@ TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whateve
 MISALIGNED_CONFIDENCE = 0.8
 STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passes as 1
 REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
+SHORT_CHAIN = 1024  # a serial loop's axis no longer than this in every case fits one tile: a block op, not a split
+SHORT_CHAIN_CONFIDENCE = 0.85
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
@@ -568,6 +570,38 @@ def stride_values(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         f.evidence.append(Evidence("L1", "launch", f"{kernel}: {stride} = {sorted(set(values))[:6]} over the cases",
                                    {"kernel": kernel, "stride": stride, "values": values}, site))
     return findings
+
+
+def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
+    """A serial chain (one position of an axis per loop trip into a carried accumulator) checked against the axis
+    length every case passes: an axis that one tile could hold in every case (an expert count, a head dim) is no
+    reduction to split across programs but a per-position loop where one tile and a block reduction would do
+    (scalar_loop, ahead of the serial_reduction it was read as); a long axis stays serial_reduction."""
+    if facts is None:
+        return findings
+    out = []
+    for f in findings:
+        data = next((e.data for e in f.evidence if e.data.get("signal") == "serial_chain"), None)
+        axis, kernel = (data or {}).get("axis"), (data or {}).get("kernel")
+        values = [l.ints.get(axis) for l in facts.launches if l.kernel == kernel] if axis else []
+        if f.id != "serial_reduction" or not values or None in values or max(values) > SHORT_CHAIN:
+            out.append(f)
+            continue
+        site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
+        out.append(Finding(
+            "scalar_loop", "L1",
+            f"{kernel}: the loop over {axis} takes one position per trip, but {axis} is at most {max(values)} in every "
+            f"case: one tile of the whole axis and a block reduction (tl.sum, tl.max) or scan would do the loop's work "
+            f"at once, without its chain of small dependent loads",
+            round(max(f.confidence, SHORT_CHAIN_CONFIDENCE), 2),
+            [*f.evidence, Evidence("L1", "launch", f"{kernel}: {axis} = {sorted(set(values))[:6]} over the cases",
+                                   {"kernel": kernel, "axis": axis, "values": values}, site)],
+            f.kernel_lines, [f"the whole {axis} axis (at most {max(values)}) fits one tile: load it with tl.arange and "
+                             "reduce with a block op"], ["vectorize_scalar_loop"]))
+        f.confidence = round(f.confidence * 0.5, 2)
+        f.message += f" (secondary to scalar_loop: {axis} <= {max(values)} fits one tile)"
+        out.append(f)
+    return out
 
 
 def grid_extents(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
