@@ -748,3 +748,21 @@ def test_a_chain_over_an_axis_one_tile_could_hold_is_a_scalar_loop(tmp_path):
     assert "secondary to scalar_loop" in next(f for f in findings if f.id == "serial_reduction").message
     long_axis = [f.id for f in _l1(FIXTURES / "column_sums_by_row.py")]  # T is 16384-100000: split it
     assert long_axis[0] == "serial_reduction" and "scalar_loop" not in long_axis
+
+
+def test_a_persistent_loop_carrying_only_counters_is_no_serial_chain():
+    persistent = '''
+    @triton.jit
+    def persistent_scale_kernel(x_ptr, sizes_ptr, y_ptr, n_groups, NUM_PROGRAMS: tl.constexpr, BLOCK: tl.constexpr):
+        tile = tl.program_id(0)
+        start = 0
+        for g in range(n_groups):
+            size = tl.load(sizes_ptr + g)
+            tiles = tl.cdiv(size, BLOCK)
+            while tile < start + tiles:
+                offs = start * BLOCK + (tile - start) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+                tile += NUM_PROGRAMS
+            start = start + tiles
+    '''
+    assert not {"serial_chain", "stepped_scan"} & _signals(persistent)

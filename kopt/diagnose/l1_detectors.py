@@ -624,6 +624,24 @@ def _carried(loop: ast.For, before: set[str]) -> list[str]:
     return [n for n in dict.fromkeys(out) if n in before]
 
 
+def _updated_from_data(s: KernelScan, loop: ast.For, name: str) -> bool:
+    """Whether the loop updates `name` from loaded tiles (acc += x, h = a * h + x), not only from integers such as a
+    tile counter or a running offset computed from scalar metadata (a persistent loop's bookkeeping is no chain of
+    data)."""
+    def loads(node: ast.AST) -> bool:
+        return any(isinstance(c, ast.Call) and (tl_name(c, s.m.aliases) == "dot" or tl_name(c, s.m.aliases) == "load"
+                                                and c.args and s.uses_arange(c.args[0])) for c in ast.walk(node))
+
+    data = s.derived(set(), source=loads)
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            target = node.target if isinstance(node, ast.AugAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id == name and (loads(node.value) or names_in(node.value) & data):
+                return True
+    return False
+
+
 def serial_loops(s: KernelScan) -> list[tuple[ast.For, list[str]]]:
     """(loop, carried names) of each loop over a runtime-length axis that every program walks whole (its range does
     not depend on program_id), loading tiles into an accumulator carried across iterations: a reduction or scan the
@@ -643,7 +661,7 @@ def serial_loops(s: KernelScan) -> list[tuple[ast.For, list[str]]]:
         tiles = [c for st in loop.body for c in ast.walk(st) if isinstance(c, ast.Call)
                  and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
         before = {n for n, v in s.assignments if v.lineno < loop.lineno} | set(s.k.params)
-        carried = _carried(loop, before)
+        carried = [n for n in _carried(loop, before) if _updated_from_data(s, loop, n)]
         if tiles and carried:
             out.append((loop, carried))
     return out
