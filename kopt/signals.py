@@ -76,6 +76,10 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "that re-reads the weight once per batch row", "redundant_loads", 0.6,
                "one program can load the tile once and apply it to every item of that axis (a tl.dot over the batch, "
                "or a loop over it inside the program)"),
+    SignalSpec("while_tile_loop", "a while loop that streams tile loads into tl.dot or an accumulator: Triton's "
+               "software pipeliner only takes counted for loops", "no_software_pipelining", 0.75,
+               "the trip count is known at loop entry: for t in range(start, end, BLOCK) (or tl.range) replaces the "
+               "while, and the loop then pipelines with num_stages"),
     SignalSpec("stepped_scan", "a loop over a runtime-length axis, one position per iteration, storing the carried "
                "state every iteration (a scan or linear recurrence stepped position by position)", "scalar_loop", 0.85,
                "the step is associative (a running sum or max, h = a * h + x): scan a chunk of positions at once with "

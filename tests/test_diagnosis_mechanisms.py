@@ -766,3 +766,11 @@ def test_a_persistent_loop_carrying_only_counters_is_no_serial_chain():
             start = start + tiles
     '''
     assert not {"serial_chain", "stepped_scan"} & _signals(persistent)
+
+
+def test_a_while_loop_streaming_tiles_is_a_loop_the_pipeliner_skips():
+    findings = _l1(FIXTURES / "ragged_segment_sums.py")  # while t < end over a ragged segment's rows
+    assert findings[0].id == "no_software_pipelining"
+    assert "counted for loops" in findings[0].evidence[0].summary and "range(start, end" in findings[0].conditions[0]
+    spin = [f.id for f in _l1(FIXTURES / "chained_block_sums.py")]  # a while loop polling a flag is a chain, not this
+    assert "no_software_pipelining" not in spin

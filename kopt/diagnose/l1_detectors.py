@@ -494,6 +494,30 @@ def _spin_wait(s: KernelScan) -> list[Signal]:
                    _explains(s, "atomic_contention", "low_occupancy"))]
 
 
+@detects("while_tile_loop")
+def _while_tile_loop(s: KernelScan) -> list[Signal]:
+    """A while loop that streams tiles (loads over tl.arange) into tl.dot or a carried accumulator: Triton's software
+    pipeliner only rewrites counted for loops (scf.for), so these loads are issued one trip at a time and wait in
+    full, whatever num_stages says. A polling loop (atomics, volatile loads) is spin_wait's, a lock spin_lock's."""
+    out = []
+    for loop in ast.walk(s.fn):
+        if not isinstance(loop, ast.While):
+            continue
+        calls = [tl_name(c, s.m.aliases) for c in ast.walk(loop) if isinstance(c, ast.Call)]
+        if any((n or "").startswith("atomic_") for n in calls):
+            continue
+        tiles = [c for c in ast.walk(loop) if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load"
+                 and c.args and s.uses_arange(c.args[0])
+                 and not any(k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords)]
+        before = {n for n, v in s.assignments if v.lineno < loop.lineno} | set(s.k.params)
+        if tiles and ("dot" in calls or [n for n in _carried(loop, before) if _updated_from_data(s, loop, n)]):
+            out.append(Signal("while_tile_loop", s.fn.name, [loop.lineno, *sorted({c.lineno for c in tiles})],
+                              f"a while loop ({ast.unparse(loop.test)}) streams {len(tiles)} tile load(s)"
+                              f"{' into tl.dot' if 'dot' in calls else ''}: the pipeliner only takes counted for loops",
+                              {"loads": len(tiles), "dot": "dot" in calls}))
+    return out
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
