@@ -61,7 +61,7 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
     SignalSpec("shared_atomic", "tl.atomic_* outside loops at addresses that do not depend on the program (every "
                "program accumulates into the same dW row or sum)", "atomic_contention", 0.7),
     SignalSpec("two_pass_loads", "the same pointer argument loaded in two separate loops (a statistics pass, then an "
-               "apply pass)", "unfused_ops", 0.55),
+               "apply pass): the program reads the same data twice", "redundant_loads", 0.55),
     SignalSpec("constant_grid", "a launch grid of literal constants with fewer programs than a GPU has SMs",
                "low_occupancy", 0.8),
     SignalSpec("broadcast_matmul", "tl.sum over a broadcast product of two tiles (a[:, None, :] * b[None, :, :]): a "

@@ -18,6 +18,7 @@ from kopt.diagnose import launch_causes, launch_facts
 from kopt.diagnose.escalate import diagnose, symptom
 from kopt.diagnose.l1 import triage
 from kopt.diagnose.l1_detectors import detect_signals
+from kopt.signals import SIGNALS
 from kopt.task import load_task
 from kopt.vocabulary import Evidence, Finding
 
@@ -774,3 +775,31 @@ def test_a_while_loop_streaming_tiles_is_a_loop_the_pipeliner_skips():
     assert "counted for loops" in findings[0].evidence[0].summary and "range(start, end" in findings[0].conditions[0]
     spin = [f.id for f in _l1(FIXTURES / "chained_block_sums.py")]  # a while loop polling a flag is a chain, not this
     assert "no_software_pipelining" not in spin
+
+
+def test_two_passes_over_a_row_through_a_row_base_are_redundant_loads():
+    two_passes = '''
+    @triton.jit
+    def lse_kernel(x_ptr, y_ptr, V, stride, BLOCK: tl.constexpr):
+        base = x_ptr + tl.program_id(0) * stride
+        m = tl.full([BLOCK], float("-inf"), tl.float32)
+        for start in range(0, V, BLOCK):
+            m = tl.maximum(m, tl.load(base + start + tl.arange(0, BLOCK)))
+        top = tl.max(m, axis=0)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, V, BLOCK):
+            acc += tl.exp(tl.load(base + start + tl.arange(0, BLOCK)) - top)
+        tl.store(y_ptr + tl.program_id(0), tl.log(tl.sum(acc, axis=0)) + top)
+    '''
+    assert "two_pass_loads" in _signals(two_passes) and SIGNALS["two_pass_loads"].finding == "redundant_loads"
+    gathered = '''
+    @triton.jit
+    def gather_kernel(idx_ptr, t_ptr, y_ptr, n, D, BLOCK: tl.constexpr):
+        total = tl.zeros([BLOCK], tl.float32)
+        for i in range(n):
+            total += tl.load(idx_ptr + i * BLOCK + tl.arange(0, BLOCK)).to(tl.float32)
+        for i in range(n):
+            row = tl.load(idx_ptr + i)
+            tl.store(y_ptr + i * D + tl.arange(0, BLOCK), tl.load(t_ptr + row * D + tl.arange(0, BLOCK)) + total)
+    '''
+    assert "two_pass_loads" not in _signals(gathered)  # the second loop reads the table through loaded indices

@@ -518,6 +518,19 @@ def _while_tile_loop(s: KernelScan) -> list[Signal]:
     return out
 
 
+def _address_roots(s: KernelScan, address: ast.AST) -> set[str]:
+    """The names an address is computed from, through assignments but not through loaded values (a gathered index
+    is data: the table it indexes is what the address reads, not the index array)."""
+    def loaded(value: ast.AST) -> bool:
+        return any(isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" for c in ast.walk(value))
+
+    found, names = set(), names_in(address)
+    while names - found:
+        found |= names
+        names = set().union(*(names_in(v) for n, v in s.assignments if n in found and not loaded(v)), set())
+    return found
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
@@ -529,8 +542,9 @@ def _two_pass_loads(s: KernelScan) -> list[Signal]:
     for loop in [l for l in loops if id(l) not in nested]:
         loads = [c for stmt in loop.body for c in ast.walk(stmt)
                  if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
-        for ptr in sorted({p for c in loads for p in names_in(c.args[0]) & runtime if p.endswith("ptr")}):
-            passes.setdefault(ptr, []).append(next(c.lineno for c in loads if ptr in names_in(c.args[0])))
+        bases = {c.lineno: _address_roots(s, c.args[0]) & runtime for c in loads}  # through `base = x_ptr + row * s`
+        for ptr in sorted({p for names in bases.values() for p in names if p.endswith("ptr")}):
+            passes.setdefault(ptr, []).append(min(line for line, names in bases.items() if ptr in names))
     return [Signal("two_pass_loads", s.fn.name, lines,
                    f"`{ptr}` is streamed by {len(lines)} separate loops (lines {', '.join(map(str, lines))}): every "
                    "element crosses the memory bus more than once", {"pointer": ptr, "passes": len(lines)})
