@@ -80,6 +80,10 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "software pipeliner only takes counted for loops", "no_software_pipelining", 0.75,
                "the trip count is known at loop entry: for t in range(start, end, BLOCK) (or tl.range) replaces the "
                "while, and the loop then pipelines with num_stages"),
+    SignalSpec("idle_programs", "tiles masked against a bound loaded from memory (a group's end, a sequence length) "
+               "with no early return: a worst-case grid whose surplus programs run the whole loop masked off",
+               "too_many_programs", 0.7, "a program whose tile starts past the loaded bound returns before the loop "
+               "(if start >= end: return), or the grid is sized from the real sizes"),
     SignalSpec("stepped_scan", "a loop over a runtime-length axis, one position per iteration, storing the carried "
                "state every iteration (a scan or linear recurrence stepped position by position)", "scalar_loop", 0.85,
                "the step is associative (a running sum or max, h = a * h + x): scan a chunk of positions at once with "

@@ -18,6 +18,7 @@ from kopt.diagnose import launch_causes, launch_facts
 from kopt.diagnose.escalate import diagnose, symptom
 from kopt.diagnose.l1 import triage
 from kopt.diagnose.l1_detectors import detect_signals
+from kopt.patterns import load_patterns
 from kopt.signals import SIGNALS
 from kopt.task import load_task
 from kopt.vocabulary import Evidence, Finding
@@ -537,7 +538,7 @@ def test_a_serial_chain_down_a_long_axis_is_the_cause_of_its_tiny_grid():
 def test_a_scan_stepped_one_position_per_trip_is_a_scalar_loop_explaining_its_chain_and_grid():
     findings = _l1(FIXTURES / "running_max_rows.py")  # a running max stored every row: a scan, not a reduction
     ids = [f.id for f in findings]
-    assert ids[0] == "scalar_loop"
+    assert ids[0] == "scalar_loop" and "chunked_scan" in SIGNAL_PATTERNS["stepped_scan"]
     assert any("stores the running acc each time" in e.summary for e in findings[0].evidence)
     assert "low_occupancy" in ids[1:]
     assert "serial_chain" not in {s.name for s in detect_signals((FIXTURES / "running_max_rows.py").read_text())[0]}
@@ -803,3 +804,16 @@ def test_two_passes_over_a_row_through_a_row_base_are_redundant_loads():
             tl.store(y_ptr + i * D + tl.arange(0, BLOCK), tl.load(t_ptr + row * D + tl.arange(0, BLOCK)) + total)
     '''
     assert "two_pass_loads" not in _signals(gathered)  # the second loop reads the table through loaded indices
+
+
+def test_a_worst_case_grid_without_an_early_exit_runs_idle_programs():
+    findings = _l1(FIXTURES / "worst_case_segments.py")  # rows masked against a loaded segment end, no return
+    assert findings[0].id == "too_many_programs" and "early_exit_idle_programs" in SIGNAL_PATTERNS["idle_programs"]
+    assert "masked off" in findings[0].evidence[0].summary
+    source = (FIXTURES / "worst_case_segments.py").read_text()
+    exits = source.replace("    rmask = rows < end  # expect: idle_programs\n",
+                           "    if start + tl.program_id(1) * BLOCK_M >= end:\n        return\n    rmask = rows < end\n")
+    assert "return" in exits and "idle_programs" not in {s.name for s in detect_signals(exits)[0]}
+
+
+SIGNAL_PATTERNS = {s: [p.id for p in load_patterns() if s in p.symptoms.get("source", [])] for s in SIGNALS}

@@ -531,6 +531,31 @@ def _address_roots(s: KernelScan, address: ast.AST) -> set[str]:
     return found
 
 
+@detects("idle_programs")
+def _idle_programs(s: KernelScan) -> list[Signal]:
+    """A kernel whose tile is masked against a bound it loads from memory (a group's end offset, a sequence length:
+    the grid was sized for the worst case because the real sizes live on the device), that streams tiles in a loop
+    and never returns early: programs whose tile lies wholly past the bound still run the whole loop with every lane
+    masked off. Each of them costs what a working program costs."""
+    scalar_loads = {n for n, v in s.assignments if isinstance(v, ast.Call) and tl_name(v, s.m.aliases) == "load"
+                    and v.args and not s.uses_arange(v.args[0])}
+    bounds = s.derived(scalar_loads) - s.arange_names
+    masks = [c for c in ast.walk(s.fn) if isinstance(c, ast.Compare) and len(c.ops) == 1
+             and isinstance(c.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+             and any(s.uses_arange(side) for side in (c.left, c.comparators[0]))
+             and any(names_in(side) & bounds and not s.uses_arange(side) for side in (c.left, c.comparators[0]))]
+    loops = [l for l in loops_of(s.fn) if isinstance(l, ast.For) and any(
+        isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])
+        for st in l.body for c in ast.walk(st))]
+    if not masks or not loops or any(isinstance(n, ast.Return) for n in ast.walk(s.fn)):
+        return []
+    bound = sorted(set().union(*(names_in(side) & bounds for m in masks for side in (m.left, m.comparators[0]))))
+    return [Signal("idle_programs", s.fn.name, sorted({masks[0].lineno, loops[0].lineno}),
+                   f"tiles are masked against {', '.join(bound)}, loaded from memory, and no program returns early: "
+                   f"programs past it run the loop at line {loops[0].lineno} with every lane masked off",
+                   _explains(s, "no_software_pipelining", "untuned_config", "poor_l2_reuse", bound=bound))]
+
+
 @detects("two_pass_loads")
 def _two_pass_loads(s: KernelScan) -> list[Signal]:
     """A pointer argument loaded in two loops that are not nested: the kernel streams the same data from memory
