@@ -68,9 +68,10 @@ BOUNDARIES: dict[str, str] = {
     "untuned_config": "sizes, num_warps or num_stages are plausible but wrong for these shapes; one hard-coded size "
                       "far below any sensible value (a streaming block of a few hundred elements, a dot tile under 64) "
                       "is small_block",
-    "low_occupancy": "registers or shared memory limit the warps resident per SM, or the problem itself has too "
-                     "little parallelism for the SMs; a grid that is tiny because each program walks a long axis "
-                     "other programs could share is serial_reduction",
+    "low_occupancy": "registers or shared memory limit the warps resident per SM, or the grid has fewer programs "
+                     "than SMs while a smaller tile would add programs (the grid counts tiles); a grid of one program "
+                     "per item (row, sample) that is tiny because each walks a long axis other programs could share "
+                     "is serial_reduction",
     "serial_reduction": "one program walks a long reduction or scan axis that could be split across programs "
                         "(partials and a second pass, or atomics), programs wait on each other in a chain, or the "
                         "data is reduced in several passes; a loop handling one element per trip inside a program is "
