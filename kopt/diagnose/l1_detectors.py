@@ -506,9 +506,8 @@ def _while_tile_loop(s: KernelScan) -> list[Signal]:
         calls = [tl_name(c, s.m.aliases) for c in ast.walk(loop) if isinstance(c, ast.Call)]
         if any((n or "").startswith("atomic_") for n in calls):
             continue
-        tiles = [c for c in ast.walk(loop) if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load"
-                 and c.args and s.uses_arange(c.args[0])
-                 and not any(k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords)]
+        tiles = [c for c in s.tile_loads(loop)
+                 if not any(k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords)]
         before = {n for n, v in s.assignments if v.lineno < loop.lineno} | set(s.k.params)
         if tiles and ("dot" in calls or [n for n in _carried(loop, before) if _updated_from_data(s, loop, n)]):
             out.append(Signal("while_tile_loop", s.fn.name, [loop.lineno, *sorted({c.lineno for c in tiles})],
@@ -516,19 +515,6 @@ def _while_tile_loop(s: KernelScan) -> list[Signal]:
                               f"{' into tl.dot' if 'dot' in calls else ''}: the pipeliner only takes counted for loops",
                               {"loads": len(tiles), "dot": "dot" in calls}))
     return out
-
-
-def _address_roots(s: KernelScan, address: ast.AST) -> set[str]:
-    """The names an address is computed from, through assignments but not through loaded values (a gathered index
-    is data: the table it indexes is what the address reads, not the index array)."""
-    def loaded(value: ast.AST) -> bool:
-        return any(isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" for c in ast.walk(value))
-
-    found, names = set(), names_in(address)
-    while names - found:
-        found |= names
-        names = set().union(*(names_in(v) for n, v in s.assignments if n in found and not loaded(v)), set())
-    return found
 
 
 @detects("idle_programs")
@@ -544,9 +530,7 @@ def _idle_programs(s: KernelScan) -> list[Signal]:
              and isinstance(c.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
              and any(s.uses_arange(side) for side in (c.left, c.comparators[0]))
              and any(names_in(side) & bounds and not s.uses_arange(side) for side in (c.left, c.comparators[0]))]
-    loops = [l for l in loops_of(s.fn) if isinstance(l, ast.For) and any(
-        isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])
-        for st in l.body for c in ast.walk(st))]
+    loops = [l for l in loops_of(s.fn) if isinstance(l, ast.For) and any(s.tile_loads(st) for st in l.body)]
     if not masks or not loops or any(isinstance(n, ast.Return) for n in ast.walk(s.fn)):
         return []
     bound = sorted(set().union(*(names_in(side) & bounds for m in masks for side in (m.left, m.comparators[0]))))
@@ -567,7 +551,7 @@ def _two_pass_loads(s: KernelScan) -> list[Signal]:
     for loop in [l for l in loops if id(l) not in nested]:
         loads = [c for stmt in loop.body for c in ast.walk(stmt)
                  if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args and s.uses_arange(c.args[0])]
-        bases = {c.lineno: _address_roots(s, c.args[0]) & runtime for c in loads}  # through `base = x_ptr + row * s`
+        bases = {c.lineno: s.upstream(names_in(c.args[0]), through_loads=False) & runtime for c in loads}  # through `base = x_ptr + row * s`
         for ptr in sorted({p for names in bases.values() for p in names if p.endswith("ptr")}):
             passes.setdefault(ptr, []).append(min(line for line, names in bases.items() if ptr in names))
     return [Signal("two_pass_loads", s.fn.name, lines,
@@ -692,8 +676,8 @@ def _updated_from_data(s: KernelScan, loop: ast.For, name: str) -> bool:
     tile counter or a running offset computed from scalar metadata (a persistent loop's bookkeeping is no chain of
     data)."""
     def loads(node: ast.AST) -> bool:
-        return any(isinstance(c, ast.Call) and (tl_name(c, s.m.aliases) == "dot" or tl_name(c, s.m.aliases) == "load"
-                                                and c.args and s.uses_arange(c.args[0])) for c in ast.walk(node))
+        return bool(s.tile_loads(node)) or any(isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "dot"
+                                               for c in ast.walk(node))
 
     data = s.derived(set(), source=loads)
     for stmt in loop.body:

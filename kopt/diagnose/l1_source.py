@@ -229,13 +229,21 @@ class KernelScan:
         nodes = roots + [v for n, v in self.assignments if n in names]
         return {id(x) for node in nodes for x in ast.walk(node)}
 
-    def upstream(self, names: set[str]) -> set[str]:
-        """`names` and every name they are computed from, through any chain of assignments."""
+    def upstream(self, names: set[str], through_loads: bool = True) -> set[str]:
+        """`names` and every name they are computed from, through any chain of assignments; without
+        `through_loads`, not through loaded values (a gathered index is data, not part of the address's base)."""
         found: set[str] = set()
         while names - found:
             found |= names
-            names = set().union(*(names_in(v) for n, v in self.assignments if n in found), set())
+            names = set().union(*(names_in(v) for n, v in self.assignments if n in found
+                                  and (through_loads or not any(isinstance(c, ast.Call) and tl_name(c, self.m.aliases)
+                                                                == "load" for c in ast.walk(v)))), set())
         return found
+
+    def tile_loads(self, node: ast.AST) -> list[ast.Call]:
+        """The tl.load calls under `node` whose address runs over a tl.arange (a tile, not a scalar)."""
+        return [c for c in ast.walk(node) if isinstance(c, ast.Call) and tl_name(c, self.m.aliases) == "load"
+                and c.args and self.uses_arange(c.args[0])]
 
     def uses_arange(self, node: ast.AST) -> bool:
         return bool(names_in(node) & self.arange_names) or any(
