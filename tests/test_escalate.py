@@ -37,6 +37,35 @@ def test_merge_corroboration_and_failed():
     assert grounded(top, set()) and not grounded(top, {"small_block"})
 
 
+def test_a_profiler_restating_a_static_figure_adds_evidence_not_confidence():
+    """ncu's launch rule (est. speedup 50 %) on a ragged last wave that L3 computed from the grid: L3's judgement
+    stands, so the tail does not overtake the narrow load that moves every byte."""
+    from kopt.diagnose.l2 import profile_findings
+    from kopt.diagnose.ncu import Rule
+
+    rule = Rule("Launch Statistics", "LaunchConfiguration", "OPT", "A wave of thread blocks is defined as ...", "global",
+                50.0)
+    measured = profile_findings({"Waves Per SM": 1.42}, [rule], kernel="xent")
+    tail_l2 = next(f for f in measured if f.id == "tail_effect")
+    assert tail_l2.confidence > 0.45  # alone, the rule's estimate raises it
+    tail_l3 = Finding("tail_effect", "L3", "1.4 waves", 0.45, [Evidence("L3", "launch", "3000 programs / 2112 slots")])
+    narrow = Finding("small_block", "L3", "4 B per thread", 0.8, [Evidence("L3", "ptx", "ld.global.b32")], [13],
+                     ["grow the block"])
+    merged = merge([narrow, tail_l3, *measured], set())
+    tail = next(f for f in merged if f.id == "tail_effect")
+    assert merged[0].id == "small_block" and tail.confidence == 0.45
+    assert any(e.data.get("rule") == "LaunchConfiguration" for e in tail.evidence)
+
+
+def test_occupancy_is_low_below_a_quarter_of_the_warp_slots():
+    from kopt.diagnose.l2 import profile_findings
+
+    gemm = profile_findings({"Theoretical Occupancy": 37.5, "Achieved Occupancy": 35.6}, kernel="gemm")
+    smem = profile_findings({"Theoretical Occupancy": 18.75, "Achieved Occupancy": 18.4}, kernel="grouped")
+    assert not [f for f in gemm if f.id == "low_occupancy"]
+    assert [f.id for f in smem] == ["low_occupancy"]
+
+
 def test_l1_stops_when_grounded(settings):
     diag = diagnose(CASES / "matmul_fp32_ieee.py", gpu=False, settings=settings)
     runs = levels(diag)

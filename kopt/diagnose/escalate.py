@@ -191,9 +191,17 @@ def catalog_patterns(finding_id: str, failed: set[str], catalog: list, family: s
     return [p.id for p in fitting[:3]]
 
 
+def restates(finding: Finding) -> bool:
+    """An L2 finding resting only on figures the compiled kernel and the grid fix (theoretical occupancy, waves per
+    SM, ncu's occupancy and launch rules): the profiler computing what L1's launches and L3's resources already
+    give, not a measurement of its own."""
+    return finding.level == "L2" and all(e.data.get("static") for e in finding.evidence)
+
+
 def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
     """One finding per id: the deepest level speaks, the others add evidence; agreement across levels
-    raises confidence, a hypothesis already tried sinks."""
+    raises confidence, a hypothesis already tried sinks. A profiler restating a static figure another level
+    judged adds evidence only (ncu's estimated speedups for a tail or an occupancy limit are upper bounds)."""
     by_id: dict[str, list[Finding]] = {}
     for f in findings:
         by_id.setdefault(f.id, []).append(f)
@@ -201,8 +209,9 @@ def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
     for fid, group in by_id.items():
         group.sort(key=lambda f: (-LEVEL_ORDER[f.level], -f.confidence))
         lead = group[0]
-        levels = {"L3" if f.level == "L4" else f.level for f in group}  # L4 explains L3; it is not a new witness
-        confidence = min(0.97, max(f.confidence for f in group) + 0.05 * (len(levels) - 1))
+        witnesses = [f for f in group if not restates(f)] or group
+        levels = {"L3" if f.level == "L4" else f.level for f in witnesses}  # L4 explains L3; it is not a new witness
+        confidence = min(0.97, max(f.confidence for f in witnesses) + 0.05 * (len(levels) - 1))
         message = lead.message
         if fid in failed:
             confidence *= 0.5

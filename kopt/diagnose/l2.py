@@ -13,6 +13,7 @@ import re
 from typing import Any, Iterable
 
 from kopt.diagnose.ncu import NcuKernel, NcuResult, Rule
+from kopt.diagnose.occupancy import LOW_OCCUPANCY_PCT
 from kopt.vocabulary import Evidence, Finding
 
 BOUND_FRACTION = 0.6  # of a ceiling: that side of the roofline is the bottleneck
@@ -82,9 +83,10 @@ _RULE_MAP = (
 )
 
 
+# ncu sections whose figures follow from the compiled kernel's resources and the grid alone (L3 computes them too)
+_STATIC_SECTION = re.compile(r"Occupancy|Launch", re.I)
 MINOR_KERNEL_SHARE = 0.1  # a profiled kernel under this share of the range's GPU time is a side show...
 MINOR_KERNEL_FLOOR = 0.05  # ... whose findings keep at least this share of their confidence
-HEALTHY_OCCUPANCY = 50.0  # % of the SM's warp slots: enough to hide latency in most kernels
 
 
 def _q(metrics: dict[str, Any], key: str) -> float | None:
@@ -104,7 +106,7 @@ def _rule_evidence(rule: Rule) -> Evidence:
     speed = f" (est. {rule.speedup_type} speedup {rule.speedup:g}%)" if rule.speedup is not None else ""
     return Evidence("L2", "ncu", f"ncu {rule.type} {rule.name}: {rule.description}{speed}",
                     {"rule": rule.name, "section": rule.section, "type": rule.type, "speedup": rule.speedup,
-                     "speedup_type": rule.speedup_type})
+                     "speedup_type": rule.speedup_type, "static": bool(_STATIC_SECTION.search(rule.section))})
 
 
 def _ev(source: str, summary: str, **data) -> Evidence:
@@ -253,13 +255,13 @@ def _roofline(metrics: dict[str, Any], timing: dict[str, float], ceilings: dict[
 
 
 def _occupancy_healthy(metrics: dict[str, Any]) -> bool:
-    """Occupancy is not what limits this kernel: at least HEALTHY_OCCUPANCY % of the SM's warps are resident (achieved,
+    """Occupancy is not what limits this kernel: at least LOW_OCCUPANCY_PCT % of the SM's warps are resident (achieved,
     else theoretical) and the grid fills at least one wave. An occupancy rule of ncu then carries no finding of its own
     (on the H200 campaign, recipes chasing such rules alone lost 48 of 51 rounds); it stays evidence."""
     occ = _q(metrics, "achieved_occ")
     occ = _q(metrics, "theoretical_occ") if occ is None else occ
     waves = _q(metrics, "waves")
-    return occ is not None and occ >= HEALTHY_OCCUPANCY and (waves is None or waves >= 1)
+    return occ is not None and occ >= LOW_OCCUPANCY_PCT and (waves is None or waves >= 1)
 
 
 def _occupancy(metrics: dict[str, Any], who: str) -> list[Finding]:
@@ -267,23 +269,23 @@ def _occupancy(metrics: dict[str, Any], who: str) -> list[Finding]:
     theo, ach = _q(metrics, "theoretical_occ"), _q(metrics, "achieved_occ")
     limits = {k.removeprefix("limit_"): v for k in ("limit_registers", "limit_shared_memory", "limit_warps", "limit_blocks")
               if (v := _q(metrics, k)) is not None}
-    if theo is not None and theo < 50:
+    if theo is not None and theo < LOW_OCCUPANCY_PCT:
         limiter = min(limits, key=limits.get) if limits else "unknown"
         regs = _q(metrics, "registers")
         detail = f" ({regs:g} registers/thread)" if limiter == "registers" and regs else ""
         out.append(Finding("low_occupancy", "L2", f"{who}theoretical occupancy {theo:g}% (achieved "
                            f"{ach if ach is not None else '?'}%), limited by {limiter}{detail}", 0.55,
                            [_ev("ncu", f"occupancy: theoretical {theo}%, achieved {ach}%, block limits {limits}",
-                                theoretical=theo, achieved=ach, limits=limits, registers=regs)]))
+                                theoretical=theo, achieved=ach, limits=limits, registers=regs, static=True)]))
     waves, grid, sms = _q(metrics, "waves"), _q(metrics, "grid"), _q(metrics, "sm_count")
     if waves is not None and waves < 1:
         out.append(Finding("low_occupancy", "L2", f"{who}the grid{f' of {grid:g} blocks' if grid else ''} fills only "
                            f"{waves:.0%} of one wave{f' on {sms:g} SMs' if sms else ''}: SMs sit idle", 0.6,
-                           [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid, sm_count=sms)]))
+                           [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid, sm_count=sms, static=True)]))
     elif waves is not None and 1 <= waves < 4 and 0 < waves % 1 <= 0.5:
         out.append(Finding("tail_effect", "L2", f"{who}{waves:g} waves per SM: the last wave is only "
                            f"{waves % 1:.0%} full, so {1 - (waves % 1):.0%} of the SMs idle through it", 0.45,
-                           [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid)]))
+                           [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid, static=True)]))
     return out
 
 

@@ -19,12 +19,11 @@ from kopt.diagnose import ir_trajectory
 from kopt.diagnose.ir_loc import SourceLoc
 from kopt.diagnose.ir_ptx import facts_for, ptx_facts, sass_counts, sass_summary
 from kopt.diagnose.ir_ttgir import ELEM_BYTES, Access, Module, Op, analyze_access, parse_module
-from kopt.diagnose.occupancy import occupancy
+from kopt.diagnose.occupancy import LOW_OCCUPANCY_WARPS, occupancy
 from kopt.harness.compiled import CompiledKernel
 from kopt.vocabulary import Evidence, Finding
 
 MEMORY_OPS = ("tt.load", "tt.store", "ttg.async_copy_global_to_local", "tt.atomic_rmw", "tt.atomic_cas")
-LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers
 LOOP_TRIPS = 16  # assumed iterations of a loop whose trip count is a runtime value: loop accesses dominate
 TRAFFIC_FULL = 0.25  # an access moving this share of the kernel's bytes (or more) keeps its full confidence
 TRAFFIC_FLOOR = 0.2  # the least weight: an access moving almost nothing cannot rank as the root cause
