@@ -80,6 +80,10 @@ SIGNALS: dict[str, SignalSpec] = {s.name: s for s in (
                "software pipeliner only takes counted for loops", "no_software_pipelining", 0.75,
                "the trip count is known at loop entry: for t in range(start, end, BLOCK) (or tl.range) replaces the "
                "while, and the loop then pipelines with num_stages"),
+    SignalSpec("nested_dot_loop", "a counted loop streaming tiles into tl.dot nested in another loop: the pipeliner "
+               "takes the inner loop alone, so its prologue and drain repeat on every outer trip", "no_software_pipelining",
+               0.4, "the inner loop has few trips in every case: flatten the loops into one counted loop over every "
+               "(outer, inner) step, decoding the step index into both, so the pipeline stays full across them"),
     SignalSpec("idle_programs", "tiles masked against a bound loaded from memory (a group's end, a sequence length) "
                "with no early return: a worst-case grid whose surplus programs run the whole loop masked off",
                "too_many_programs", 0.7, "a program whose tile starts past the loaded bound returns before the loop "

@@ -817,3 +817,90 @@ def test_a_worst_case_grid_without_an_early_exit_runs_idle_programs():
 
 
 SIGNAL_PATTERNS = {s: [p.id for p in load_patterns() if s in p.symptoms.get("source", [])] for s in SIGNALS}
+
+
+
+
+def test_a_dot_loop_of_few_trips_inside_another_loop_never_fills_its_pipeline(tmp_path):
+    findings = _l1(FIXTURES / "tap_matmul.py")  # 9 taps x ceil(C / 64) = 1-2 channel blocks each
+    assert findings[0].id == "no_software_pipelining" and "runs 1-2 trips in every case" in findings[0].message
+    long_c = (FIXTURES / "tap_matmul.py").read_text().replace('"C": 64', '"C": 4096').replace('"C": 96', '"C": 2048')  # 32-64 trips: steady state
+    assert "no_software_pipelining" not in [f.id for f in _l1(_task(tmp_path, "tap_matmul_long", long_c))[:1]]
+
+
+def test_a_persistent_gemm_over_descriptors_is_not_a_constant_grid_nor_a_while_loop_pipeline():
+    persistent = '''
+    @triton.jit
+    def grouped_kernel(desc_ptr, groups, NUM_SM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        tile = tl.program_id(0)
+        done = 0
+        for g in range(groups):
+            n = tl.load(desc_ptr + g * 4 + 1)
+            k = tl.load(desc_ptr + g * 4 + 2)
+            tiles = tl.cdiv(n, BN)
+            while tile >= done and tile < done + tiles:
+                a_ptr = tl.load(desc_ptr + g * 4).to(tl.pointer_type(tl.float16))
+                rn = (tile - done) * BN + tl.arange(0, BN)
+                acc = tl.zeros((BM, BN), dtype=tl.float32)
+                for k0 in range(0, k, BK):
+                    rk = k0 + tl.arange(0, BK)
+                    a = tl.load(a_ptr + tl.arange(0, BM)[:, None] * k + rk[None, :])
+                    b = tl.load(a_ptr + rk[:, None] * n + rn[None, :])
+                    acc = tl.dot(a, b, acc)
+                tl.store(a_ptr + tl.arange(0, BM)[:, None] * n + rn[None, :], acc.to(tl.float16))
+                tile += NUM_SM
+            done += tiles
+
+
+    def entry(desc, groups, x):
+        if x.device.type == "cuda":
+            num_sm = torch.cuda.get_device_properties(x.device).multi_processor_count
+        else:
+            num_sm = 4
+        grouped_kernel[(num_sm,)](desc, groups, NUM_SM=num_sm, BM=64, BN=64, BK=64)
+    '''
+    signals = _signals(persistent)  # the grid is the device's SM count; the K loop inside the while is counted
+    assert not {"constant_grid", "while_tile_loop", "loop_invariant_load"} & signals
+
+
+def test_digits_of_a_flat_index_times_a_stride_are_modulo_indexing_not_a_strided_lane_axis():
+    shuffle = '''
+    @triton.jit
+    def shuffle_kernel(x_ptr, y_ptr, total, C, H, W, R: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        ow = offs % (W * R)
+        t = offs // (W * R)
+        c = t % C
+        n = t // C
+        j = ow % R
+        iw = ow // R
+        src = ((n * C + c) * R + j) * H * W + iw
+        tl.store(y_ptr + offs, tl.load(x_ptr + src, mask=offs < total), mask=offs < total)
+    '''
+    assert "strided_access" not in _signals(shuffle) and "runtime_divmod" in _signals(shuffle)
+    transposed = '''
+    @triton.jit
+    def column_kernel(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + (offs + 1) * stride))
+    '''
+    assert "strided_access" in _signals(transposed)
+
+
+def test_row_decoding_before_the_k_loop_is_paid_once_per_program():
+    implicit_gemm = '''
+    @triton.jit
+    def conv_kernel(x_ptr, w_ptr, y_ptr, H, W, C, F, BM: tl.constexpr, BF: tl.constexpr, BC: tl.constexpr):
+        m = tl.program_id(0) * BM + tl.arange(0, BM)
+        n = m // (H * W)
+        oh = (m % (H * W)) // W
+        ow = m % W
+        f = tl.arange(0, BF)
+        acc = tl.zeros((BM, BF), dtype=tl.float32)
+        for c0 in range(0, C, BC):
+            cc = c0 + tl.arange(0, BC)
+            a = tl.load(x_ptr + (((n * H + oh) * W + ow) * C)[:, None] + cc[None, :])
+            acc = tl.dot(a, tl.load(w_ptr + cc[:, None] * F + f[None, :]), acc)
+        tl.store(y_ptr + m[:, None] * F + f[None, :], acc)
+    '''
+    assert "runtime_divmod" not in _signals(implicit_gemm)

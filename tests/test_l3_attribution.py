@@ -29,6 +29,15 @@ def planted(cache):
     return attribute(kernels, PLANTED)
 
 
+def _task_findings(cache, tmp_path, name, source, line_text):
+    """Compile a task written here and return the L3 findings at the line holding `line_text`, most confident first."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    line = _line(path, line_text)
+    return [f for f in report.findings if line in f.kernel_lines]
+
+
 def _findings(report, kernel_line_text):
     line = _line(PLANTED, kernel_line_text)
     return [f for f in report.findings if line in f.kernel_lines], line
@@ -162,11 +171,8 @@ CASES = [{"n": 4096}, {"n": 2048}, {"n": 8192}, {"n": 1024}, {"n": 6144}]
 def test_a_triangular_load_mask_is_masked_access(cache, tmp_path):
     """`c <= rows` compares two index ranges: the mask can change between neighbouring elements, so the load goes
     2-byte whatever the bounds' divisibility (n is 16-divisible in every case): masked_access names that mask."""
-    path = tmp_path / "tril_rowsum.py"
-    path.write_text(TRIANGULAR)
-    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
-    line = _line(path, "x = tl.load(x_ptr + rows[:, None] * n + c[None, :], mask=keep, other=0.0)")
-    found = [f for f in report.findings if line in f.kernel_lines]
+    found = _task_findings(cache, tmp_path, "tril_rowsum", TRIANGULAR,
+                           "x = tl.load(x_ptr + rows[:, None] * n + c[None, :], mask=keep, other=0.0)")
     assert found and found[0].id == "masked_access" and "two index ranges" in found[0].message
 
 
@@ -210,10 +216,50 @@ CASES = [{"n": 4096, "K": 4096}, {"n": 2048, "K": 8192}, {"n": 8192, "K": 2048},
 def test_a_division_that_takes_the_contiguous_dim_is_modulo_indexing(cache, tmp_path):
     """`k // 2` on the dim that would be contiguous leaves AxisInfo no contiguous dim, so the layout falls back to the
     strided rows and the load goes 1 byte wide: the division is the reason, ahead of the strided rows it causes."""
-    path = tmp_path / "nibble_rowsum.py"
-    path.write_text(PACKED_NIBBLES)
-    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
-    line = _line(path, "packed = tl.load(q_ptr + rows[:, None] * stride_q + (k // 2)[None, :], mask=rows[:, None] < n_rows, other=0)")
-    found = [f for f in report.findings if line in f.kernel_lines]
+    found = _task_findings(cache, tmp_path, "nibble_rowsum", PACKED_NIBBLES, "packed = tl.load(q_ptr + rows[:, None] * "
+                           "stride_q + (k // 2)[None, :], mask=rows[:, None] < n_rows, other=0)")
     assert found and found[0].id == "modulo_indexing" and "no dim is known contiguous" in found[0].message
     assert "uncoalesced_access" in {f.id for f in found[1:]}
+
+
+TABLE_COPY = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def table_copy_kernel(table_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(1)
+    src = tl.load(table_ptr + row).to(tl.pointer_type(tl.float16))
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(src + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + row * n + offs, x, mask=offs < n)
+
+
+def entry(x):
+    rows, n = x.shape
+    table = torch.tensor([x[i].data_ptr() for i in range(rows)], dtype=torch.int64, device=x.device)
+    y = torch.empty_like(x)
+    table_copy_kernel[(triton.cdiv(n, 1024), rows)](table, y, n, BLOCK=1024)
+    return y
+
+
+def reference(x):
+    return x.clone()
+
+
+def make_inputs(case, device, seed):
+    return (torch.randn(case["rows"], case["n"]).half().to(device),)
+
+
+CASES = [{"rows": 64, "n": 4096}, {"rows": 32, "n": 8192}, {"rows": 128, "n": 2048}, {"rows": 16, "n": 16384}, {"rows": 8, "n": 65536}]
+'''
+
+
+def test_a_base_pointer_read_from_a_table_is_misaligned_not_a_gather(cache, tmp_path):
+    """The tile is contiguous from a pointer loaded from memory: the compiler knows nothing of its alignment, so the
+    load goes 2-byte; the fix is tl.multiple_of on the loaded pointer, not reordering a gather."""
+    found = _task_findings(cache, tmp_path, "table_copy", TABLE_COPY, "x = tl.load(src + offs, mask=offs < n, other=0.0)")
+    assert found and found[0].id == "misaligned_access" and "read from memory" in found[0].message
+    assert "uncoalesced_access" not in {f.id for f in found}

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kopt.config import Settings
-from kopt.diagnose.launch_facts import chain_lengths, cite_launches, grid_extents, kernel_shares, stride_values
+from kopt.diagnose.launch_facts import (chain_lengths, cite_launches, dot_loop_trips, grid_extents, kernel_shares,
+                                        stride_values)
 from kopt.diagnose.targets import TARGETS, target_for
 from kopt.errors import CompileError, KoptError
 from kopt.vocabulary import LEVELS, Evidence, Finding
@@ -345,7 +346,7 @@ class _Run:
         if self.target.captures_launches:
             launch, note = self.launch_findings()
             facts = self.launch_facts
-            findings = chain_lengths(grid_extents(stride_values(findings, facts), facts), facts) + explained_by(
+            findings = dot_loop_trips(chain_lengths(grid_extents(stride_values(findings, facts), facts), facts), facts) + explained_by(
                 block_sizes_programs(launch, findings), findings)
             reason += f"; {note}"
         self.record("L1", "used", reason, findings, t)

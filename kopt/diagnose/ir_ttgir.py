@@ -180,10 +180,11 @@ class Access:
     modulo: list[str] = field(default_factory=list)  # remsi/divsi ops on per-element offsets (not scalars)
     modulo_dims: set[int] = field(default_factory=set)  # dims of the access those per-element ops vary along
     indirect: bool = False  # offsets come from another load (a gather)
+    loaded_scalars: list[int] = field(default_factory=list)  # lines of scalar bases/offsets/strides read from memory
     hints: dict[str, int] = field(default_factory=dict)  # tt.divisibility/contiguity on offset ops
 
 
-_PASS_THROUGH = {"tt.broadcast", "tt.splat", "arith.addi", "arith.subi", "tt.addptr", "ttg.convert_layout",
+_PASS_THROUGH = {"tt.broadcast", "tt.splat", "tt.int_to_ptr", "arith.addi", "arith.subi", "tt.addptr", "ttg.convert_layout",
                  "arith.extsi", "arith.extui", "arith.trunci", "arith.select", "arith.muli", "tt.make_range",
                  "arith.remsi", "arith.remui", "arith.divsi", "arith.divui", "tt.expand_dims", "tt.trans",
                  "tt.reshape", "arith.andi", "arith.ori", "arith.shli", "arith.minsi", "arith.maxsi"}
@@ -302,7 +303,10 @@ def _walk_address(module: Module, value: str, dims: list[int], scales: frozenset
         if hint in op.attrs:
             acc.hints[hint] = op.attrs[hint]
     if op.name in ("tt.load", "ttg.local_load"):
-        acc.indirect = True
+        if dims:  # per-element offsets from memory: a gather
+            acc.indirect = True
+        elif op.loc:  # one value for the whole tile (a base pointer or stride from a descriptor): unknown alignment
+            acc.loaded_scalars.append(op.loc.line)
         return
     if op.name in ("arith.remsi", "arith.remui", "arith.divsi", "arith.divui") and op.shape and dims and op.operands:
         acc.modulo.append(f"{op.name} at line {op.loc.line if op.loc else '?'}")  # a program-id scalar is not one

@@ -27,6 +27,7 @@ from kopt.signals import SIGNALS
 
 TUNABLE_WORDS = ("BLOCK", "TILE", "GROUP", "SIZE")
 SMALL_1D, SMALL_DOT_MN, SMALL_DOT_K = 128, 64, 16
+INTERLEAVED_STREAMS = 16  # a digit `% R` with R at most this cycles through few streams (strided_access)
 FEW_PROGRAMS = 108  # fewer programs than the SMs of any datacenter GPU Triton targets (A100: 108, H100/H200: 132)
 BIG_TILE_1D, BIG_TILE_DOT = 4096, 128 * 256
 
@@ -229,11 +230,17 @@ def _transpose_before_dot(s: KernelScan) -> list[Signal]:
 
 @detects("loop_invariant_load")
 def _loop_invariant_load(s: KernelScan) -> list[Signal]:
+    """A load whose address does not change across a loop's trips, re-issued every trip. A scalar read once per
+    trip of an outer loop whose inner loop streams tiles (a descriptor field per work item) costs nothing beside
+    those tiles, so it is no finding."""
     out = []
     for loop in loops_of(s.fn):
         variant = _loop_var_names(loop)
+        streams = any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
         for stmt in loop.body:
             for call in ast.walk(stmt):
+                if streams and isinstance(call, ast.Call) and call.args and not s.uses_arange(call.args[0]):
+                    continue
                 if isinstance(call, ast.Call) and tl_name(call, s.m.aliases) == "load" and call.args:
                     used = names_in(call.args[0]) | set().union(*(names_in(k.value) for k in call.keywords), set())
                     if not used & variant:
@@ -290,17 +297,43 @@ def _strided_access(s: KernelScan) -> list[Signal]:
     """A runtime stride on the tile's fast axis, in an address with no unstrided (contiguous) tl.arange term.
 
     The coalesce pass orders the layout along whichever axis AxisInfo proves contiguous, so an address
-    with any unstrided arange term is fine; `x + offs * stride` (1-D) is strided for any stride but 1."""
+    with any unstrided arange term is fine; `x + offs * stride` (1-D) is strided for any stride but 1. A flat index
+    split into digits: those taken after a `//` (offs // C, (offs // C) % HW) change once every C lanes, and a digit
+    `% R` by a constexpr or a small literal cycles through R values lane after lane (R interleaved streams, each
+    contiguous: a pixel shuffle's sub-pixel planes), so a stride on them alone is no strided lane axis; the digit
+    `offs % C` by a runtime C changes every lane. A name an address only uses as a column (`row[:, None]`) is no
+    lane axis either."""
     runtime = {p for p in s.k.params if p not in s.k.constexprs}
+    slow = s.derived({n for n, v in s.assignments if any(
+        isinstance(b, ast.BinOp) and isinstance(b.op, ast.FloorDiv) and s.uses_arange(b.left) for b in ast.walk(v))})
+
+    def few(modulus: ast.AST) -> bool:
+        if isinstance(modulus, ast.Constant):
+            return isinstance(modulus.value, int) and modulus.value <= INTERLEAVED_STREAMS
+        return isinstance(modulus, ast.Name) and modulus.id in s.k.constexprs and all(
+            not isinstance(v, int) or v <= INTERLEAVED_STREAMS for v, _ in s.k.constexprs[modulus.id])
+
+    cycles = {n for n, v in s.assignments if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mod) and few(v.right)}
+    lane = s.arange_names - slow - cycles
 
     def fast_axis(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
             return isinstance(node.slice.elts[-1], ast.Slice) and s.uses_arange(node.value)
         if isinstance(node, ast.Name):
             return node.id in s.linear_names
-        return isinstance(node, ast.BinOp) and s.uses_arange(node) and not any(
+        return isinstance(node, ast.BinOp) and s.uses_arange(node) and (
+            names_in(node) & lane or any(isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "arange"
+                                         for c in ast.walk(node))) and not any(
             isinstance(n, ast.Subscript) or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
             for n in ast.walk(node))
+
+    def column_only(name: str) -> bool:
+        """Every use of `name` expands it along a leading axis (`name[:, None]`)."""
+        uses = [n for n in ast.walk(s.fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        columns = [n for n in ast.walk(s.fn) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                   and n.value.id == name and isinstance(n.slice, ast.Tuple) and n.slice.elts
+                   and isinstance(n.slice.elts[-1], ast.Constant) and n.slice.elts[-1].value is None]
+        return bool(uses) and len(columns) == len(uses)
 
     def strided(term: ast.AST) -> str | None:
         """The runtime stride of `fast-axis offsets * stride` (either order), else None."""
@@ -311,16 +344,11 @@ def _strided_access(s: KernelScan) -> list[Signal]:
                     return ast.unparse(stride)
         return None
 
-    # a flat index split into digits: those taken after a `//` (offs // C, (offs // C) % HW) change once every C
-    # lanes, so a term of them alone makes no address contiguous; the digit `offs % C` changes every lane
-    slow = s.derived({n for n, v in s.assignments if any(
-        isinstance(b, ast.BinOp) and isinstance(b.op, ast.FloorDiv) and s.uses_arange(b.left) for b in ast.walk(v))})
-
     def lane_contiguous(term: ast.AST) -> bool:
         return not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult)) and not (
             isinstance(term, ast.Name) and term.id in slow)
 
-    addresses = [v for n, v in s.assignments if id(v) in s.pointer_ids] + [
+    addresses = [v for n, v in s.assignments if id(v) in s.pointer_ids and not column_only(n)] + [
         c.args[0] for c in s.tl_calls("load", "store") if c.args]
     out, seen = [], set()
     for address in addresses:
@@ -498,7 +526,8 @@ def _spin_wait(s: KernelScan) -> list[Signal]:
 def _while_tile_loop(s: KernelScan) -> list[Signal]:
     """A while loop that streams tiles (loads over tl.arange) into tl.dot or a carried accumulator: Triton's software
     pipeliner only rewrites counted for loops (scf.for), so these loads are issued one trip at a time and wait in
-    full, whatever num_stages says. A polling loop (atomics, volatile loads) is spin_wait's, a lock spin_lock's."""
+    full, whatever num_stages says. A polling loop (atomics, volatile loads) is spin_wait's, a lock spin_lock's; a
+    while loop over work items whose tiles stream through an inner for loop (a persistent GEMM's K loop) pipelines."""
     out = []
     for loop in ast.walk(s.fn):
         if not isinstance(loop, ast.While):
@@ -506,14 +535,42 @@ def _while_tile_loop(s: KernelScan) -> list[Signal]:
         calls = [tl_name(c, s.m.aliases) for c in ast.walk(loop) if isinstance(c, ast.Call)]
         if any((n or "").startswith("atomic_") for n in calls):
             continue
-        tiles = [c for c in s.tile_loads(loop)
-                 if not any(k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords)]
+        counted = {id(n) for inner in ast.walk(loop) if isinstance(inner, ast.For) for n in ast.walk(inner)}
+        tiles = [c for c in s.tile_loads(loop) if id(c) not in counted
+                 and not any(k.arg == "volatile" and const_value(k.value, {}) is True for k in c.keywords)]
         before = {n for n, v in s.assignments if v.lineno < loop.lineno} | set(s.k.params)
         if tiles and ("dot" in calls or [n for n in _carried(loop, before) if _updated_from_data(s, loop, n)]):
             out.append(Signal("while_tile_loop", s.fn.name, [loop.lineno, *sorted({c.lineno for c in tiles})],
                               f"a while loop ({ast.unparse(loop.test)}) streams {len(tiles)} tile load(s)"
                               f"{' into tl.dot' if 'dot' in calls else ''}: the pipeliner only takes counted for loops",
                               {"loads": len(tiles), "dot": "dot" in calls}))
+    return out
+
+
+@detects("nested_dot_loop")
+def _nested_dot_loop(s: KernelScan) -> list[Signal]:
+    """A counted loop streaming tiles into tl.dot nested in another loop of the kernel (an implicit-GEMM conv's channel
+    loop inside its filter taps): the software pipeliner works on that inner loop alone, so its prologue and drain
+    repeat on every outer trip, and an inner loop of few trips barely overlaps its loads. Its trip count is the
+    launches' to tell (launch_facts.dot_loop_trips)."""
+    def dot_loop(loop: ast.AST) -> bool:
+        return isinstance(loop, ast.For) and bool(s.tile_loads(loop)) and any(
+            isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "dot" for c in ast.walk(loop))
+
+    out, seen = [], set()
+    for outer in loops_of(s.fn):
+        for inner in ast.walk(outer):
+            if inner is outer or id(inner) in seen or not dot_loop(inner) \
+                    or not (isinstance(inner.iter, ast.Call) and inner.iter.args) \
+                    or any(n is not inner and dot_loop(n) for n in ast.walk(inner)):  # the innermost dot loop only
+                continue
+            seen.add(id(inner))
+            args = inner.iter.args
+            start, stop, step = (args + [ast.Constant(1)])[:3] if len(args) > 1 else (ast.Constant(0), args[0], ast.Constant(1))
+            out.append(Signal("nested_dot_loop", s.fn.name, [inner.lineno, outer.lineno],
+                              f"the dot loop at line {inner.lineno} ({ast.unparse(inner.iter)}) runs inside the loop at "
+                              f"line {outer.lineno}: its pipeline fills and drains on every outer trip",
+                              {"start": ast.unparse(start), "stop": ast.unparse(stop), "step": ast.unparse(step)}))
     return out
 
 
@@ -644,11 +701,15 @@ ELEMENT_INSTRUCTION_BUDGET = 50  # integer work per element a bandwidth-bound ke
 def _runtime_divmod(s: KernelScan) -> list[Signal]:
     """Per-element % and // by runtime integers, counted: a division by a value unknown at compile time is a
     ~20-instruction sequence, so a handful per element costs more integer work than the element's bytes take to
-    move. (One or two are the modulo_offsets signal's business: their cost is the lost vector width.)"""
+    move. (One or two are the modulo_offsets signal's business: their cost is the lost vector width.) Divisions made
+    once before a loop that streams the tiles (an implicit GEMM's row decode) are paid once per program, not per
+    element moved."""
     runtime = s.derived({p for p in s.k.params if p not in s.k.constexprs})  # values unknown at compile time
     hits = [n for n in ast.walk(s.fn) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv))
             and s.uses_arange(n.left) and names_in(n.right) & runtime]
-    if len(hits) * DIVMOD_INSTRUCTIONS <= ELEMENT_INSTRUCTION_BUDGET:
+    streamed = any(id(c) in s.in_loop for c in s.tile_loads(s.fn))
+    if len(hits) * DIVMOD_INSTRUCTIONS <= ELEMENT_INSTRUCTION_BUDGET or (
+            streamed and not any(id(n) in s.in_loop for n in hits)):
         return []
     divisors = sorted({name for n in hits for name in names_in(n.right)})
     return [Signal("runtime_divmod", s.fn.name, sorted({n.lineno for n in hits}),

@@ -152,7 +152,14 @@ class TaskSource:
         stmts = body if isinstance(scope, ast.FunctionDef) else [s for s in body if not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
         assigned = simple_assignments(stmts)
         env = dict(self.constants)
-        env.update({k: v.value for k, v in assigned.items() if isinstance(v, ast.Constant)})
+        values: dict[str, list[ast.AST]] = {}
+        for name, value in assignments_in(stmts):
+            values.setdefault(name, []).append(value)
+        for name, vs in values.items():  # a constant only if every branch assigns the same one (`else: n_sm = 4`)
+            if all(isinstance(v, ast.Constant) and v.value == vs[0].value for v in vs):
+                env[name] = vs[0].value
+            else:
+                env.pop(name, None)
         for stmt in stmts:
             for node in ast.walk(stmt):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)

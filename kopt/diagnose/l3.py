@@ -296,6 +296,13 @@ class _KernelAttribution:
                             "(no tt.divisibility=16 on the argument)",
                             f"`{name}` must be known 16-byte aligned: pass an aligned tensor (a view starting at an "
                             "offset breaks it) so the JIT marks it divisible by 16, or assert tl.multiple_of"))
+        if acc.loaded_scalars and not acc.indirect and fastest in acc.contiguous_dims:
+            lines = sorted(set(acc.loaded_scalars))
+            where = f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+            out.append(("misaligned_access", f"its base pointer or stride is read from memory ({where}), so "
+                        "nothing is known of its alignment and the contiguous dim cannot be vectorized",
+                        "the loaded pointer and strides must be known 16-byte aligned: wrap them in "
+                        "tl.multiple_of(..., 16) where that holds (or pass them as kernel arguments)"))
         for name, (div, dims) in acc.scale_args.items():
             if div < 16 and fastest not in dims and acc.contiguous_dims:
                 out.append(("misaligned_access", f"the stride `{name}` is not known divisible by 16, so each row "

@@ -31,6 +31,8 @@ STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passe
 REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
 SHORT_CHAIN = 1024  # a serial loop's axis no longer than this in every case fits one tile: a block op, not a split
 SHORT_CHAIN_CONFIDENCE = 0.85
+SHORT_PIPELINE = 4  # a nested dot loop of at most this many trips in every case never fills its pipeline
+SHORT_PIPELINE_CONFIDENCE = 0.8
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
 MANY_PROGRAMS = 8  # ... when the grid has at least this many programs per SM
 TINY_PROGRAMS_CONFIDENCE = 0.65
@@ -602,6 +604,57 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         f.message += f" (secondary to scalar_loop: {axis} <= {max(values)} fits one tile)"
         out.append(f)
     return out
+
+
+def _int_expr(text: str, values: dict[str, Any]) -> int | None:
+    """The value of a loop bound (`C`, `K - k0`, `tl.cdiv(K, BLOCK_K)`) under one launch's arguments, else None."""
+    def ev(n: ast.AST) -> int | None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            v = values.get(n.id)
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+            a, b = ev(n.left), ev(n.right)
+            if a is None or b is None or (isinstance(n.op, ast.FloorDiv) and b == 0):
+                return None
+            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(n.op), a // b if b else None)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cdiv" and len(n.args) == 2:
+            a, b = ev(n.args[0]), ev(n.args[1])
+            return -(-a // b) if a is not None and b else None
+        return None
+
+    try:
+        return ev(ast.parse(text, mode="eval").body)
+    except SyntaxError:
+        return None
+
+
+def dot_loop_trips(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
+    """A dot loop nested in another loop checked against the trip count every case gives it: a few trips in every
+    case (a conv's channel loop of 1-2 blocks per filter tap) ground no_software_pipelining, since the pipeline
+    refills on each outer trip; a long inner loop reaches its steady state and the signal sinks."""
+    if facts is None:
+        return findings
+    for f in findings:
+        data = next((e.data for e in f.evidence if e.data.get("signal") == "nested_dot_loop"), None)
+        if data is None:
+            continue
+        trips = []
+        for l in (l for l in facts.launches if l.kernel == data.get("kernel")):
+            values = getattr(l.launch, "values", None) or l.ints
+            start, stop, step = (_int_expr(data[k], values) for k in ("start", "stop", "step"))
+            trips.append(-(-(stop - start) // step) if None not in (start, stop, step) and step > 0 else None)
+        if not trips or None in trips:
+            continue
+        if max(trips) <= SHORT_PIPELINE:
+            f.confidence = round(max(f.confidence, SHORT_PIPELINE_CONFIDENCE), 2)
+            f.message += f" (the inner loop runs {min(trips)}-{max(trips)} trips in every case)"
+            f.evidence.append(Evidence("L1", "launch", f"{data['kernel']}: inner dot loop trips = {sorted(set(trips))[:6]} "
+                                       "over the cases", {"kernel": data["kernel"], "trips": trips}))
+        else:
+            f.confidence = round(f.confidence * 0.5, 2)
+    return findings
 
 
 def grid_extents(findings: list[Finding], facts: LaunchFacts | None) -> list[Finding]:
