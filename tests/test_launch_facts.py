@@ -123,6 +123,20 @@ def test_every_case_is_captured_without_allocating_its_inputs(col_sum):
     assert facts.launches[4].misaligned() == ["N"]
 
 
+def test_an_entry_that_asks_the_device_launches_what_it_launches_on_the_target_gpu(tmp_path):
+    """A persistent grid sized from torch.cuda's SM count behind an `is_cuda` check: captured as the target GPU runs it
+    (132 programs on sm_90), not as the CPU fallback (4), so no tiny grid is claimed."""
+    persistent = COL_SUM.replace(
+        "    col_sum_kernel[(triton.cdiv(N, 128),)](x, y, M, N, BLOCK_M=32, BLOCK_N=128)",
+        "    sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 4\n"
+        "    col_sum_kernel[(sms,)](x, y, M, N, BLOCK_M=32, BLOCK_N=128)")
+    path = _task(tmp_path, "col_sum_sms", persistent)
+    facts = launch_facts.capture(load_task(path), "sm_90")
+    assert facts.skipped == {} and {l.programs for l in facts.launches} == {132}
+    (low,) = [f for f in launch_facts.findings(facts, str(path)) if f.id == "low_occupancy"]
+    assert "thin grid" in low.message and "about 4 warps per SM" in low.message  # one 4-warp program per SM
+
+
 def test_a_tiny_grid_on_some_cases_is_low_occupancy_naming_them(col_sum):
     facts = launch_facts.capture(load_task(col_sum), "sm_90")
     found = {f.id: f for f in launch_facts.findings(facts, str(col_sum))}

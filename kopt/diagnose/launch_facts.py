@@ -20,12 +20,14 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from kopt.diagnose.occupancy import LOW_OCCUPANCY_WARPS
 from kopt.vocabulary import Evidence, Finding
 
 # SMs of the datacenter part of each compute capability (H100/H200 SXM: 132).
 SM_COUNT = {80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 103: 148}
 DEFAULT_SMS = 132
 TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
+THIN_GRID_CONFIDENCE = 0.8  # a grid of about one small program per SM: every SM works, but with few warps
 MISALIGNED_CONFIDENCE = 0.8
 STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passes as 1
 REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
@@ -40,6 +42,7 @@ TAIL_MAX_WAVES = 3  # a ragged last wave costs little once there are many waves
 TAIL_MIN_IDLE = 0.25  # the share of the last wave's slots left idle before it is worth a finding
 TAIL_CONFIDENCE = 0.45  # a ragged last wave is rarely what to fix first
 CASE_LAUNCHES = 4  # launches named per case in case_lines
+FAKE_GPU = "cuda:0"  # the device fake inputs are made on (a bare "cuda" asks the driver for its current device)
 REAL_INPUT_BYTES = 4 << 30  # the most a case's inputs may take when made for real (make_inputs reads a generated value)
 
 
@@ -65,6 +68,14 @@ class CaseLaunch:
     @property
     def programs(self) -> int:
         return math.prod(self.grid) if self.grid else 1
+
+    @property
+    def num_warps(self) -> int:
+        return int((getattr(self.launch, "options", None) or {}).get("num_warps", 4))
+
+    def warps_per_sm(self, sms: int) -> float:
+        """The warps the grid puts on each SM at most, whatever the kernel's resources allow."""
+        return self.programs * self.num_warps / sms
 
     def misaligned(self) -> list[str]:
         """Address/mask arguments this case leaves without 16-divisibility (an int equal to 1 is a constant)."""
@@ -213,7 +224,7 @@ def _access_args(fn: Any) -> tuple[set[str], set[str], set[str], set[str]]:
 
 def capture(task: Any, target: str | None = None) -> LaunchFacts:
     """The launches of every case of `task`, captured on fake tensors (no storage, no kernel run)."""
-    from kopt.harness.compile import fake_tensors, gpu_target, intercept_launches
+    from kopt.harness.compile import gpu_target
 
     spec = gpu_target(target or "sm_90")
     facts = LaunchFacts(cases=list(task.cases), sms=sm_count(f"{spec.arch}"))
@@ -221,20 +232,16 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
         return facts
     addresses: dict[Any, tuple] = {}
     for index, case in enumerate(task.cases):
-        try:
-            inputs = _inputs(task, case)
-        except Exception as exc:  # inputs that cannot be made even for real: the case is left out, said why
-            facts.skipped[index] = f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
+        for device in (FAKE_GPU, "cpu"):  # on CPU fake tensors when the entry needs a real GPU for some torch op
+            inputs, outputs, launches, torch_ops, problem = _run_case(task, case, spec, facts.sms, device)
+            if problem is None:
+                break
+        if inputs is None or (problem and not launches):
+            facts.skipped[index] = problem
             continue
-        with fake_tensors():
-            facts.inputs[index] = _storages(inputs)
-            with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)), \
-                    _torch_traffic() as torch_ops:
-                try:
-                    facts.outputs[index] = _storages(task.entry(*inputs))
-                except Exception as exc:
-                    if not launches:
-                        facts.skipped[index] = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
+        facts.inputs[index] = inputs
+        if outputs is not None:
+            facts.outputs[index] = outputs
         facts.torch_ops[index] = torch_ops
         for launch in launches:
             names = list(launch.signature)
@@ -253,20 +260,60 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
     return facts
 
 
-def _inputs(task: Any, case: dict) -> tuple:
-    """The case's inputs as fake tensors; made for real on the CPU (then faked) when make_inputs reads a value it
-    generated (int(torch.randint(...))), which fake tensors cannot give, within REAL_INPUT_BYTES."""
+def _run_case(task: Any, case: dict, spec: Any, sms: int, device: str) -> tuple:
+    """(input storages, output storages, launches, torch op bytes, what failed) of one case run on fake tensors made
+    on `device`, with torch.cuda answering as the target GPU."""
+    from kopt.harness.compile import fake_tensors, intercept_launches
+
+    try:
+        with _emulated_gpu(sms, spec.arch):
+            inputs = _inputs(task, case, device)
+    except Exception as exc:  # inputs that cannot be made even for real: the case is left out, said why
+        return None, None, [], {}, f"make_inputs: {type(exc).__name__}: {str(exc)[:120]}"
+    outputs, problem = None, None
+    with fake_tensors(), _emulated_gpu(sms, spec.arch):
+        stored = _storages(inputs)
+        with intercept_launches(spec) as launches, _keeping_int_values(launches, str(task.path)), \
+                _torch_traffic() as torch_ops:
+            try:
+                outputs = _storages(task.entry(*inputs))
+            except Exception as exc:
+                problem = f"entry: {type(exc).__name__}: {str(exc)[:120]}"
+    return stored, outputs, launches, torch_ops, problem
+
+
+def _inputs(task: Any, case: dict, device: str) -> tuple:
+    """The case's inputs as fake tensors on `device`; made for real on the CPU (then faked) when make_inputs reads a
+    value it generated (int(torch.randint(...))), which fake tensors cannot give, within REAL_INPUT_BYTES."""
     from torch._subclasses.fake_tensor import DataDependentOutputException
 
     from kopt.harness.compile import fake_tensors
 
     with fake_tensors():
         try:
-            return task.make_inputs(case, "cpu", 0)
+            return task.make_inputs(case, device, 0)
         except DataDependentOutputException:
             pass
     with _allocating(REAL_INPUT_BYTES):
         return task.make_inputs(case, "cpu", 0)
+
+
+@contextlib.contextmanager
+def _emulated_gpu(sms: int, capability: int) -> Iterator[None]:
+    """torch.cuda answering as the target GPU would, for fake CUDA tensors: an entry that sizes a persistent grid from
+    the device's SM count, or takes a CPU fallback unless its inputs are on CUDA, launches what it launches there."""
+    import types
+    from unittest import mock
+
+    import torch
+
+    props = types.SimpleNamespace(name=f"kopt's emulated sm_{capability}", multi_processor_count=sms,
+                                  major=capability // 10, minor=capability % 10, total_memory=141 << 30,
+                                  max_threads_per_multi_processor=2048, warp_size=32, L2_cache_size=50 << 20)
+    with mock.patch.multiple(torch.cuda, is_available=lambda: True, device_count=lambda: 1, current_device=lambda: 0,
+                             get_device_properties=lambda *a, **k: props, synchronize=lambda *a, **k: None,
+                             get_device_capability=lambda *a, **k: (props.major, props.minor)):
+        yield
 
 
 @contextlib.contextmanager
@@ -440,6 +487,22 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
         ))
         out[-1].message += f" ({what})" if len(what) < 300 else ""
         out += launch_causes.serial_findings(out[-1], {l.kernel for ls in tiny.values() for l in ls}, path)
+    thin = [l for l in facts.launches if l.case not in tiny and l.warps_per_sm(facts.sms) < LOW_OCCUPANCY_WARPS
+            and ".dot(" not in getattr(l.launch.fn, "src", ".dot(")]  # a GEMM's few resident warps are by design
+    if thin:
+        cases = sorted({l.case for l in thin})
+        worst = min(thin, key=lambda l: l.warps_per_sm(facts.sms))
+        out.append(Finding(
+            "low_occupancy", "L1",
+            f"{worst.kernel}: thin grid: {len(cases)} of {n_cases} cases launch {worst.programs} programs of "
+            f"{worst.num_warps} warps on {facts.sms} SMs: about {worst.warps_per_sm(facts.sms):.0f} warps per SM, too "
+            f"few to keep loads in flight (a persistent grid of one small program per SM){_slow(roofline, cases)}",
+            round(THIN_GRID_CONFIDENCE * breadth(facts, cases) * _weight(roofline, cases), 2),
+            [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} grid {l.programs} programs x "
+                      f"{l.num_warps} warps", {"case": l.case, "programs": l.programs, "num_warps": l.num_warps,
+                                               "sms": facts.sms}, l.site or path) for l in thin],
+            _lines(thin), [f"put at least {LOW_OCCUPANCY_WARPS} warps on each SM: more programs (one per row or "
+                           "tile) or more warps per program"]))
     small = [l for l in facts.launches if l.tensor_bytes and l.programs >= MANY_PROGRAMS * facts.sms
              and l.tensor_bytes / l.programs <= TINY_PROGRAM_BYTES]
     if small:
