@@ -57,6 +57,24 @@ def test_a_profiler_restating_a_static_figure_adds_evidence_not_confidence():
     assert any(e.data.get("rule") == "LaunchConfiguration" for e in tail.evidence)
 
 
+def test_a_stall_rule_joined_by_its_wording_does_not_make_a_theoretical_occupancy_a_measurement():
+    """A GEMM's one 8-warp block per SM (12.5 %) is L3's to judge; ncu's barrier-stall advice, which mentions
+    occupancy, joins the L2 finding as evidence but does not lift it over the unpipelined loop."""
+    from kopt.diagnose.l2 import profile_findings
+    from kopt.diagnose.ncu import Rule
+
+    stall = Rule("WarpStateStats", "CPIStall", "OPT", "Warps stall at a CTA barrier; check occupancy and divergence.",
+                 "local", 30.0)
+    measured = profile_findings({"Theoretical Occupancy": 12.5, "Achieved Occupancy": 12.4}, [stall], kernel="gemm")
+    occupancy = Finding("low_occupancy", "L3", "8 warps/SM", 0.35, [Evidence("L3", "sass", "1 block x 8 warps")])
+    unpipelined = Finding("no_software_pipelining", "L3", "no async copies", 0.75, [Evidence("L3", "ttgir", "0 async")],
+                          [29], ["pipeline the loop"])
+    merged = merge([occupancy, unpipelined, *measured], set())
+    assert merged[0].id == "no_software_pipelining"
+    low = next(f for f in merged if f.id == "low_occupancy")
+    assert low.confidence == 0.35 and any(e.data.get("rule") == "CPIStall" for e in low.evidence)
+
+
 def test_occupancy_is_low_below_a_quarter_of_the_warp_slots():
     from kopt.diagnose.l2 import profile_findings
 

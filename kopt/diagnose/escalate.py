@@ -193,10 +193,11 @@ def catalog_patterns(finding_id: str, failed: set[str], catalog: list, family: s
 
 
 def restates(finding: Finding) -> bool:
-    """An L2 finding resting only on figures the compiled kernel and the grid fix (theoretical occupancy, waves per
-    SM, ncu's occupancy and launch rules): the profiler computing what L1's launches and L3's resources already
-    give, not a measurement of its own."""
-    return finding.level == "L2" and all(e.data.get("static") for e in finding.evidence)
+    """An L2 finding whose own figure (its first evidence) is one the compiled kernel and the grid fix (theoretical
+    occupancy, waves per SM, ncu's occupancy and launch rules): the profiler computing what L1's launches and L3's
+    resources already give, not a measurement of its own. ncu rules that joined it by their wording (a barrier
+    stall that mentions occupancy) do not make it one."""
+    return finding.level == "L2" and bool(finding.evidence) and bool(finding.evidence[0].data.get("static"))
 
 
 def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
