@@ -904,3 +904,22 @@ def test_row_decoding_before_the_k_loop_is_paid_once_per_program():
         tl.store(y_ptr + m[:, None] * F + f[None, :], acc)
     '''
     assert "runtime_divmod" not in _signals(implicit_gemm)
+
+
+def test_rank_one_updates_summed_in_a_loop_are_a_matmul_without_tensor_cores():
+    outer = '''
+    @triton.jit
+    def outer_kernel(x_ptr, w_ptr, y_ptr, K, M: tl.constexpr, N: tl.constexpr):
+        rm = tl.arange(0, M)
+        rn = tl.arange(0, N)
+        acc = tl.zeros((M, N), dtype=tl.float32)
+        for k in range(K):
+            xv = tl.load(x_ptr + k * M + rm).to(tl.float32)
+            wv = tl.load(w_ptr + k * N + rn)
+            acc += xv[:, None] * wv[None, :]
+        tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc)
+    '''
+    assert "broadcast_matmul" in _signals(outer) and SIGNALS["broadcast_matmul"].finding == "no_tensor_cores"
+    scaled = outer.replace("acc += xv[:, None] * wv[None, :]", "acc += xv[:, None] * acc")  # not two loaded vectors
+    assert "broadcast_matmul" not in _signals(scaled)
+

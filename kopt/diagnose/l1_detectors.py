@@ -667,6 +667,37 @@ def _broadcast_matmul(s: KernelScan) -> list[Signal]:
                               f"tl.sum({ast.unparse(product)}, axis={axis}) is a matrix product done as a broadcast "
                               "multiply and a reduction: FMA units, no tensor cores", _explains(
                                   s, "small_block", "layout_conversion", "register_spill", *WIDTH_FINDINGS)))
+    out += _outer_product_loops(s)
+    return out
+
+
+def _outer_product_loops(s: KernelScan) -> list[Signal]:
+    """acc += u[:, None] * v[None, :] in a loop, u and v loaded in that loop: rank-1 updates summed over the loop's
+    axis, a matrix product one column at a time on FMA units (a direct convolution over input channels); loading
+    [.., BLOCK_K] tiles and tl.dot would use tensor cores."""
+    def loaded_in(loop: ast.AST, node: ast.AST) -> bool:
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            node = node.func.value
+        name = node.value.id if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) else None
+        return any(isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+                   and any(isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" for c in ast.walk(a.value))
+                   for a in ast.walk(loop))
+
+    out, seen = [], set()
+    for loop in (l for l in loops_of(s.fn) if isinstance(l, ast.For)):
+        for node in ast.walk(loop):
+            product = node.value if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) else None
+            if id(node) in seen or not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)):
+                continue
+            left, right = _expanded_axes(product.left), _expanded_axes(product.right)
+            if left and right and left[0] == right[0] == 2 and left[1] and right[1] and not left[1] & right[1] \
+                    and loaded_in(loop, product.left) and loaded_in(loop, product.right):
+                seen.add(id(node))
+                out.append(Signal("broadcast_matmul", s.fn.name, [node.lineno, loop.lineno],
+                                  f"{ast.unparse(node)} in the loop at line {loop.lineno} sums rank-1 outer products: "
+                                  "a matrix product over the loop's axis, one column at a time on FMA units, no tensor "
+                                  "cores", _explains(s, "small_block", "layout_conversion", "register_spill",
+                                                     "scalar_loop", "serial_reduction", *WIDTH_FINDINGS)))
     return out
 
 

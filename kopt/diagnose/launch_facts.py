@@ -496,7 +496,7 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
             "low_occupancy", "L1",
             f"{worst.kernel}: thin grid: {len(cases)} of {n_cases} cases launch {worst.programs} programs of "
             f"{worst.num_warps} warps on {facts.sms} SMs: about {worst.warps_per_sm(facts.sms):.0f} warps per SM, too "
-            f"few to keep loads in flight (a persistent grid of one small program per SM){_slow(roofline, cases)}",
+            f"few to keep loads in flight{_slow(roofline, cases)}",
             round(THIN_GRID_CONFIDENCE * breadth(facts, cases) * _weight(roofline, cases), 2),
             [Evidence("L1", "launch", f"{_case_label(facts, l.case)}: {l.kernel} grid {l.programs} programs x "
                       f"{l.num_warps} warps", {"case": l.case, "programs": l.programs, "num_warps": l.num_warps,
