@@ -923,3 +923,32 @@ def test_rank_one_updates_summed_in_a_loop_are_a_matmul_without_tensor_cores():
     scaled = outer.replace("acc += xv[:, None] * wv[None, :]", "acc += xv[:, None] * acc")  # not two loaded vectors
     assert "broadcast_matmul" not in _signals(scaled)
 
+
+
+def test_a_row_re_read_by_each_of_its_column_block_programs_is_redundant():
+    reread = '''
+    @triton.jit
+    def row_scale_kernel(x_ptr, y_ptr, V, BLOCK: tl.constexpr):
+        row = tl.program_id(1)
+        total = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, V, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            total += tl.load(x_ptr + row * V + cols, mask=cols < V, other=0.0)
+        cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * V + cols, mask=cols < V)
+        tl.store(y_ptr + row * V + cols, x / tl.sum(total, axis=0), mask=cols < V)
+    '''
+    assert "axis_invariant_tile" in _signals(reread)  # `cols` after the loop is the block's, not the loop's
+    gemv = '''
+    @triton.jit
+    def gemv_kernel(w_ptr, x_ptr, y_ptr, K, N, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        b = tl.program_id(1)
+        acc = tl.zeros([BLOCK_N], tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            rk = k0 + tl.arange(0, BLOCK_K)
+            w = tl.load(w_ptr + b * K * N + rk[:, None] * N + rn[None, :])
+            acc += tl.sum(w * tl.load(x_ptr + rk)[:, None], axis=0)
+        tl.store(y_ptr + b * N + rn, acc)
+    '''
+    assert "axis_invariant_tile" not in _signals(gemv)  # x is the broadcast operand beside the weight stream

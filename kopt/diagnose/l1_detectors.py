@@ -17,6 +17,7 @@ from kopt.diagnose.l1_source import (
     TRANSPOSE_OPS,
     KernelScan,
     TaskSource,
+    assignments_in,
     const_value,
     expands_dims,
     loops_of,
@@ -262,29 +263,45 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
     """A kernel on a 2-D (or 3-D) grid, without tl.dot, that streams a tile in a loop at an address ignoring one
     grid axis's program id: every program along that axis reads the same bytes again (a GEMV launched per batch row
     re-reads the whole weight B times). A dot kernel re-reads tiles by design (its tiling trades them for reuse in
-    L2: poor_l2_reuse's concern); a load outside loops, or of a vector rather than a 2-D tile, is a small broadcast
-    operand (a norm's weight, a GEMV's x)."""
+    L2: poor_l2_reuse's concern); a load outside loops, or a vector streamed beside a 2-D tile, is a small broadcast
+    operand (a norm's weight, a GEMV's x); a vector that is the kernel's only stream (a whole row re-read by each
+    of the row's column-block programs) is the redundancy itself."""
     if "dot" in s.ops or _broadcast_matmul(s):  # a matmul, on tensor cores or not, re-reads its tiles by design
         return []
-    axes: dict[int, set[str]] = {}  # grid axis -> the names computed from its program id
-    for call in s.tl_calls("program_id"):
-        axis = const_value(call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None), {})
-        if isinstance(axis, int):
-            axes.setdefault(axis, set()).update(n for n, v in s.assignments if any(x is call for x in ast.walk(v)))
+    def pid_axis(c: ast.Call) -> Any:
+        return const_value(c.args[0] if c.args else next((k.value for k in c.keywords if k.arg == "axis"), None), {})
+
+    axes = {a for c in s.tl_calls("program_id") if isinstance(a := pid_axis(c), int)}
     if len(axes) < 2:
         return []
+
+    def exprs_of(call: ast.Call) -> list[ast.AST]:
+        """The load's address and every value it is computed from; a name the load's loop assigns resolves to the
+        loop's own assignments (a `cols` reused after the loop for the program's block is another value)."""
+        loop = min((l for l in loops_of(s.fn) if any(n is call for n in ast.walk(l))),
+                   key=lambda l: sum(1 for _ in ast.walk(l)))
+        local = assignments_in(loop.body)
+        out, stack, seen = [call.args[0]], list(names_in(call.args[0])), set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            values = [v for n, v in local if n == name] or [v for n, v in s.assignments if n == name]
+            out += values
+            stack += [m for v in values for m in names_in(v)]
+        return out
+
+    looped = [c for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])]
+    matrix_stream = any(expands_dims(x) for c in looped for x in exprs_of(c))
     out = []
-    for call in s.tl_calls("load"):
-        if not call.args or id(call) not in s.in_loop or not s.uses_arange(call.args[0]):
-            continue
-        address = s.upstream(names_in(call.args[0]))
-        exprs = [call.args[0], *(v for n, v in s.assignments if n in address)]
-        if not any(expands_dims(x) for x in exprs):
-            continue  # a vector (a GEMV's x, a bias) re-read by every program is the ordinary broadcast operand
-        inline = {const_value(c.args[0], {}) for x in exprs for c in ast.walk(x)
-                  if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "program_id" and c.args}
-        depends = {axis for axis, names in axes.items() if address & names or axis in inline}
-        ignored = sorted(set(axes) - depends)
+    for call in looped:
+        exprs = exprs_of(call)
+        if matrix_stream and not any(expands_dims(x) for x in exprs):
+            continue  # a vector (a GEMV's x, a bias) re-read beside a matrix stream is the ordinary broadcast operand
+        depends = {pid_axis(c) for x in exprs for c in ast.walk(x)
+                   if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "program_id"}
+        ignored = sorted(axes - depends)
         if depends and ignored:
             out.append(Signal("axis_invariant_tile", s.fn.name, [call.lineno],
                               f"tl.load({ast.unparse(call.args[0])}) in a loop ignores program_id({ignored[0]}): every "
