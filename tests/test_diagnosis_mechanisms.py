@@ -635,6 +635,10 @@ def test_an_input_read_by_two_kernels_is_unfused(tmp_path):
     assert "an input of 268 MB is read by 2 launches (minmax_kernel, scale_kernel)" in unfused.message
     moved, needed = unfused.evidence[0].data["moved"], unfused.evidence[0].data["needed"]
     assert abs(moved / needed - 1.5) < 1e-3  # x twice and y once, where x and y once each would do
+    small = _task(tmp_path, "minmax_small", TWO_READS.replace('CASES = [{"n": 1 << 26}, {"n": 1 << 24}]',
+                                                              'CASES = [{"n": 1 << 18}]'))
+    facts = launch_facts.capture(load_task(small), "sm_90")  # 1 MB read twice: less time than a launch takes
+    assert not [f for f in launch_facts.findings(facts, str(small)) if f.id == "unfused_ops"]
 
 
 def test_an_intermediate_written_and_read_back_is_unfused_and_ranks_first(tmp_path):

@@ -138,7 +138,8 @@ def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Fi
 
 def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
     """unfused_ops from the launches themselves: cases whose kernels re-read inputs or round-trip intermediates
-    through memory for a large share of their bytes, whose entry moves a large share of the bytes in torch ops
+    through memory for a large share of their bytes (and for longer than a launch takes: a megabyte of partials
+    between two passes costs less than either launch), whose entry moves a large share of the bytes in torch ops
     around the kernels (a clone, a cast, an epilogue), and cases of so many launches that their fixed cost
     outweighs the time their bytes take (one launch per tensor of a list).
 
@@ -151,7 +152,7 @@ def unfused_findings(facts: LaunchFacts, path: str) -> list[Finding]:
         launches, found = [l for l in facts.launches if l.case == case], len(evidence)
         moved, needed, what, rereaders, writers, readers = _traffic(facts, case)
         extra = (moved - needed) / moved if moved else 0.0
-        if what and extra >= EXTRA_TRAFFIC:
+        if what and extra >= EXTRA_TRAFFIC and (moved - needed) / HBM_BYTES_PER_SECOND >= LAUNCH_SECONDS:
             shares.append(min(1.0, 2 * extra))
             kernels |= rereaders | writers
             claim = {"explains": ALL_BUT_FUSION, "others": sorted(launched - writers)} if writers else {
