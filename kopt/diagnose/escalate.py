@@ -18,8 +18,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kopt.config import Settings
-from kopt.diagnose.launch_facts import (chain_lengths, cite_launches, dot_loop_trips, grid_extents, kernel_shares,
-                                        stride_values)
+from kopt.diagnose.launch_facts import (
+    chain_lengths,
+    cite_launches,
+    dot_loop_trips,
+    grid_extents,
+    kernel_shares,
+    stride_values,
+)
 from kopt.diagnose.targets import TARGETS, target_for
 from kopt.errors import CompileError, KoptError
 from kopt.vocabulary import LEVELS, Evidence, Finding
