@@ -75,6 +75,18 @@ def test_a_stall_rule_joined_by_its_wording_does_not_make_a_theoretical_occupanc
     assert low.confidence == 0.35 and any(e.data.get("rule") == "CPIStall" for e in low.evidence)
 
 
+def test_a_stall_rule_that_lists_bank_conflicts_as_a_possible_cause_is_no_bank_conflict_finding():
+    from kopt.diagnose.l2 import profile_findings
+    from kopt.diagnose.ncu import Rule
+
+    mio = Rule("WarpStateStats", "CPIStall", "OPT", "Warps wait on a scoreboard dependency on a MIO operation; the cause "
+               "may be shared memory bank conflicts or special math instructions.", "local", 39.2)
+    assert "bank_conflicts" not in {f.id for f in profile_findings({}, [mio], kernel="xent")}
+    conflicts = Rule("Memory Workload Analysis", "SharedMemoryConflicts", "OPT", "Shared stores have 4-way bank conflicts.",
+                     "local", 20.0)
+    assert "bank_conflicts" in {f.id for f in profile_findings({}, [conflicts], kernel="xent")}
+
+
 def test_occupancy_is_low_below_a_quarter_of_the_warp_slots():
     from kopt.diagnose.l2 import profile_findings
 

@@ -85,6 +85,7 @@ _RULE_MAP = (
 
 # ncu sections whose figures follow from the compiled kernel's resources and the grid alone (L3 computes them too)
 _STATIC_SECTION = re.compile(r"Occupancy|Launch", re.I)
+_STALL_SECTION = re.compile(r"WarpState|Warp State", re.I)  # where warps wait, with the causes it may have
 MINOR_KERNEL_SHARE = 0.1  # a profiled kernel under this share of the range's GPU time is a side show...
 MINOR_KERNEL_FLOOR = 0.05  # ... whose findings keep at least this share of their confidence
 
@@ -138,6 +139,8 @@ def profile_findings(metrics: dict[str, Any] | None, rules: Iterable[Rule | dict
         target = _rule_target(rule)
         if target == "low_occupancy" and _occupancy_healthy(metrics):
             continue  # e.g. AchievedOccupancy on an 87 %-occupied grid: scheduling noise, not the limiter
+        if _STALL_SECTION.search(rule.section):
+            continue  # a stall rule lists what may cause the wait (bank conflicts, occupancy): no measurement of them
         if i not in used and target:
             found = Finding(target, "L2", f"{who}ncu: {rule.description.split('. ')[0][:240]}",
                             _rule_confidence(rule), [_rule_evidence(rule)])
