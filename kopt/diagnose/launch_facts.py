@@ -232,10 +232,13 @@ def capture(task: Any, target: str | None = None) -> LaunchFacts:
         return facts
     addresses: dict[Any, tuple] = {}
     for index, case in enumerate(task.cases):
+        runs = []
         for device in (FAKE_GPU, "cpu"):  # on CPU fake tensors when the entry needs a real GPU for some torch op
-            inputs, outputs, launches, torch_ops, problem = _run_case(task, case, spec, facts.sms, device)
-            if problem is None:
+            runs.append(_run_case(task, case, spec, facts.sms, device))
+            if runs[-1][4] is None:
                 break
+        # a run that finished, else the one that got furthest (most launches)
+        inputs, outputs, launches, torch_ops, problem = min(runs, key=lambda r: (r[4] is not None, -len(r[2])))
         if inputs is None or (problem and not launches):
             facts.skipped[index] = problem
             continue
