@@ -87,6 +87,20 @@ def test_a_stall_rule_that_lists_bank_conflicts_as_a_possible_cause_is_no_bank_c
     assert "bank_conflicts" in {f.id for f in profile_findings({}, [conflicts], kernel="xent")}
 
 
+def test_a_tail_is_judged_by_the_same_threshold_with_or_without_a_profile():
+    """3.4 waves run as 4 with 15 % of the slot-time idle: neither L3 nor ncu's launch rule makes that a finding;
+    1.4 waves (30 % idle) is one at both."""
+    from kopt.diagnose.l2 import profile_findings
+    from kopt.diagnose.launch_facts import material_tail
+    from kopt.diagnose.ncu import Rule
+
+    rule = Rule("Launch Statistics", "LaunchConfiguration", "OPT", "A wave of thread blocks is defined as ...", "global",
+                20.0)
+    assert not material_tail(3.4) and material_tail(1.4)
+    assert "tail_effect" not in {f.id for f in profile_findings({"Waves Per SM": 3.4}, [rule], kernel="k")}
+    assert "tail_effect" in {f.id for f in profile_findings({"Waves Per SM": 1.4}, [rule], kernel="k")}
+
+
 def test_occupancy_is_low_below_a_quarter_of_the_warp_slots():
     from kopt.diagnose.l2 import profile_findings
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from kopt.diagnose.launch_facts import material_tail
 from kopt.diagnose.ncu import NcuKernel, NcuResult, Rule
 from kopt.diagnose.occupancy import LOW_OCCUPANCY_PCT
 from kopt.vocabulary import Evidence, Finding
@@ -139,6 +140,8 @@ def profile_findings(metrics: dict[str, Any] | None, rules: Iterable[Rule | dict
         target = _rule_target(rule)
         if target == "low_occupancy" and _occupancy_healthy(metrics):
             continue  # e.g. AchievedOccupancy on an 87 %-occupied grid: scheduling noise, not the limiter
+        if target == "tail_effect" and (waves := _q(metrics, "waves")) is not None and not material_tail(waves):
+            continue  # ncu's launch rule on a last wave that idles little of the whole run
         if _STALL_SECTION.search(rule.section):
             continue  # a stall rule lists what may cause the wait (bank conflicts, occupancy): no measurement of them
         if i not in used and target:
@@ -285,7 +288,7 @@ def _occupancy(metrics: dict[str, Any], who: str) -> list[Finding]:
         out.append(Finding("low_occupancy", "L2", f"{who}the grid{f' of {grid:g} blocks' if grid else ''} fills only "
                            f"{waves:.0%} of one wave{f' on {sms:g} SMs' if sms else ''}: SMs sit idle", 0.6,
                            [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid, sm_count=sms, static=True)]))
-    elif waves is not None and 1 <= waves < 4 and 0 < waves % 1 <= 0.5:
+    elif waves is not None and material_tail(waves):  # the threshold L3's tail_findings uses
         out.append(Finding("tail_effect", "L2", f"{who}{waves:g} waves per SM: the last wave is only "
                            f"{waves % 1:.0%} full, so {1 - (waves % 1):.0%} of the SMs idle through it", 0.45,
                            [_ev("ncu", f"waves per SM {waves:g}", waves=waves, grid=grid, static=True)]))

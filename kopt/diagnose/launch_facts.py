@@ -586,6 +586,16 @@ def _weight(roofline: dict[int, float] | None, cases: list[int]) -> float:
     return 1.0 if slowest < 0.6 else 0.85
 
 
+def tail_idle(waves: float) -> float:
+    """The share of all slot-time the last wave leaves idle: 1.4 waves run as 2, idle for 0.6 of them, 30 %."""
+    return (math.ceil(waves) - waves) / math.ceil(waves) if waves > 0 else 0.0
+
+
+def material_tail(waves: float) -> bool:
+    """A ragged last wave worth a finding: few waves, and a large share of the slot-time idle."""
+    return 1 <= waves <= TAIL_MAX_WAVES and tail_idle(waves) >= TAIL_MIN_IDLE
+
+
 def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) -> list[Finding]:
     """tail_effect: cases whose grid fills only part of its last wave, given each kernel's resident blocks per SM."""
     hits = []
@@ -594,9 +604,8 @@ def tail_findings(facts: LaunchFacts, blocks_per_sm: dict[str, int], path: str) 
         if l.programs < facts.sms or l.programs <= slots:
             continue
         waves = l.programs / slots
-        idle = (math.ceil(waves) - waves) / math.ceil(waves)
-        if waves <= TAIL_MAX_WAVES and idle >= TAIL_MIN_IDLE:
-            hits.append((l, waves, idle, slots))
+        if material_tail(waves):
+            hits.append((l, waves, tail_idle(waves), slots))
     if not hits:
         return []
     l0 = max(hits, key=lambda h: h[2])
