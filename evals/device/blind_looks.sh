@@ -13,6 +13,7 @@
 #   source evals/device/install.sh && TIME=... LOOKS=... OUT=$OUT bash $KOPT_ROOT/evals/device/blind_looks.sh
 # carry [".whl", ".camp/looks"]. About 2-3 min for 85 pairs, then ~4-5 min for two looks of ~23 cases.
 set -u
+source "$KOPT_ROOT/evals/device/pinned.sh"
 pids=()
 for set in ${TIME:-}; do
   name=$(basename "$set")
@@ -26,12 +27,9 @@ for set in ${TIME:-}; do echo "$(basename "$set"): $(tail -1 "$OUT/$(basename "$
 for look in ${LOOKS:-}; do
   set=${look%@*} c=${look#*@} name=$(basename "${look%@*}")
   (
-    d=/tmp/kopt-look-$c
-    mkdir -p "$d/src" && tar xzf "$KOPT_ROOT/.camp/looks/kopt-$c.tar.gz" -C "$d/src" \
-      && python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$d" "$d/src" >/dev/null \
-      || { echo "look $name@$c: install failed"; exit 1; }
-    cd /tmp && PYTHONPATH=$d:/tmp/kopt-site KOPT_HOME=/tmp/home-$c KOPT_GPU_LOCK=/tmp/kopt-gpu0.lock \
-      timeout "${LOOK_S:-400}" python3 -c "import sys; from kopt.cli import main; sys.argv[0] = 'kopt'; main()" \
+    pinned_kopt "$c" || { echo "look $name@$c: install failed"; exit 1; }
+    cd /tmp && PYTHONPATH=/tmp/kopt-look-$c:/tmp/kopt-site KOPT_HOME=/tmp/home-$c KOPT_GPU_LOCK=/tmp/kopt-gpu0.lock \
+      timeout "${LOOK_S:-400}" "${KOPT_CLI[@]}" \
       eval diagnosis --manifest "$KOPT_ROOT/$set/manifest.yaml" --split test --workers "${WORKERS:-6}" --json \
       >"$OUT/$name-look-$c.json" 2>"$OUT/$name-look-$c.err"
     echo "look $name@$c: rc=$?"
@@ -40,7 +38,5 @@ done
 wait
 for look in ${LOOKS:-}; do
   c=${look#*@} name=$(basename "${look%@*}")
-  python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(sys.argv[2], r['kopt'] if 'kopt' in r else '', \
-json.dumps({k: v['all'] for k, v in r['summary'].items()}))" "$OUT/$name-look-$c.json" "$name@$c" 2>/dev/null \
-    || echo "look $name@$c: no result (see $name-look-$c.err)"
+  eval_totals "$OUT/$name-look-$c.json" "$name@$c" || echo "look $name@$c: no result (see $name-look-$c.err)"
 done

@@ -8,11 +8,9 @@
 #   source evals/device/install.sh && SETS=... PINNED=... OUT=$OUT bash $KOPT_ROOT/evals/device/open_evals.sh
 # carry [".whl", ".camp/looks"]. Writes $OUT/<kopt>-<set>.json; ncu takes turns through KOPT_GPU_LOCK.
 set -u
+source "$KOPT_ROOT/evals/device/pinned.sh"
 for c in ${PINNED:-}; do
-  d=/tmp/kopt-look-$c
-  mkdir -p "$d/src" && tar xzf "$KOPT_ROOT/.camp/looks/kopt-$c.tar.gz" -C "$d/src" \
-    && python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --target "$d" "$d/src" >/dev/null \
-    || echo "kopt $c: install failed"
+  pinned_kopt "$c" || echo "kopt $c: install failed"
 done
 for kopt in current ${PINNED:-}; do
   site=/tmp/kopt-site; [ "$kopt" = current ] || site=/tmp/kopt-look-$kopt:/tmp/kopt-site
@@ -20,7 +18,7 @@ for kopt in current ${PINNED:-}; do
     manifest=${s%:*} split=""; [ "$s" != "$manifest" ] && split="--split ${s##*:}"
     name=$(basename "$(dirname "$manifest")")-$(basename "$manifest" .yaml)
     ( cd /tmp && PYTHONPATH=$site KOPT_HOME=/tmp/home-$kopt-$name KOPT_GPU_LOCK=/tmp/kopt-gpu0.lock \
-        timeout "${EVAL_S:-500}" python3 -c "import sys; from kopt.cli import main; sys.argv[0] = 'kopt'; main()" \
+        timeout "${EVAL_S:-500}" "${KOPT_CLI[@]}" \
         eval diagnosis --manifest "$KOPT_ROOT/$manifest" $split --workers "${WORKERS:-4}" --json \
         >"$OUT/$kopt-$name.json" 2>"$OUT/$kopt-$name.err"
       echo "$kopt $name: rc=$?" ) &
@@ -28,6 +26,5 @@ for kopt in current ${PINNED:-}; do
 done
 wait
 for f in "$OUT"/*.json; do
-  python3 -c "import json, sys; r = json.load(open(sys.argv[1])); print(sys.argv[1].rsplit('/', 1)[1], \
-json.dumps({k: v['all'] for k, v in r['summary'].items()}))" "$f" 2>/dev/null || echo "$f: no result"
+  eval_totals "$f" "${f##*/}" || echo "$f: no result"
 done

@@ -240,9 +240,8 @@ def _loop_invariant_load(s: KernelScan) -> list[Signal]:
         streams = any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
         for stmt in loop.body:
             for call in ast.walk(stmt):
-                if streams and isinstance(call, ast.Call) and call.args and not s.uses_arange(call.args[0]):
-                    continue
-                if isinstance(call, ast.Call) and tl_name(call, s.m.aliases) == "load" and call.args:
+                if isinstance(call, ast.Call) and tl_name(call, s.m.aliases) == "load" and call.args \
+                        and not (streams and not s.uses_arange(call.args[0])):
                     used = names_in(call.args[0]) | set().union(*(names_in(k.value) for k in call.keywords), set())
                     if not used & variant:
                         out.append(Signal("loop_invariant_load", s.fn.name, [call.lineno, loop.lineno],
@@ -292,11 +291,10 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
             stack += [m for v in values for m in names_in(v)]
         return out
 
-    looped = [c for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])]
-    matrix_stream = any(expands_dims(x) for c in looped for x in exprs_of(c))
+    looped = {c: exprs_of(c) for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])}
+    matrix_stream = any(expands_dims(x) for exprs in looped.values() for x in exprs)
     out = []
-    for call in looped:
-        exprs = exprs_of(call)
+    for call, exprs in looped.items():
         if matrix_stream and not any(expands_dims(x) for x in exprs):
             continue  # a vector (a GEMV's x, a bias) re-read beside a matrix stream is the ordinary broadcast operand
         depends = {pid_axis(c) for x in exprs for c in ast.walk(x)

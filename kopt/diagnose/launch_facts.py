@@ -681,6 +681,10 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
     return out
 
 
+INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: a // b if b else None}
+
+
 def _int_expr(text: str, values: dict[str, Any]) -> int | None:
     """The value of a loop bound (`C`, `K - k0`, `tl.cdiv(K, BLOCK_K)`) under one launch's arguments, else None."""
     def ev(n: ast.AST) -> int | None:
@@ -689,11 +693,9 @@ def _int_expr(text: str, values: dict[str, Any]) -> int | None:
         if isinstance(n, ast.Name):
             v = values.get(n.id)
             return v if isinstance(v, int) and not isinstance(v, bool) else None
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        if isinstance(n, ast.BinOp) and type(n.op) in INT_OPS:
             a, b = ev(n.left), ev(n.right)
-            if a is None or b is None or (isinstance(n.op, ast.FloorDiv) and b == 0):
-                return None
-            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(n.op), a // b if b else None)
+            return None if a is None or b is None else INT_OPS[type(n.op)](a, b)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cdiv" and len(n.args) == 2:
             a, b = ev(n.args[0]), ev(n.args[1])
             return -(-a // b) if a is not None and b else None

@@ -7,14 +7,14 @@ from dataclasses import asdict, dataclass
 
 # Per-SM limits: registers, shared memory usable by blocks (bytes), warps, blocks,
 # shared memory reserved per block, register allocation unit (per warp), max regs per thread.
-LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers
-LOW_OCCUPANCY_PCT = 25.0  # the same on a 64-warp SM, as the percentage a profiler reports
 SM_LIMITS = {
     90: dict(regs=65536, smem=233472, warps=64, blocks=32, smem_reserved=1024, reg_unit=256, max_regs=255),
     80: dict(regs=65536, smem=167936, warps=64, blocks=32, smem_reserved=1024, reg_unit=256, max_regs=255),
     89: dict(regs=65536, smem=102400, warps=48, blocks=24, smem_reserved=1024, reg_unit=256, max_regs=255),
 }
 
+LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers
+LOW_OCCUPANCY_PCT = 100 * LOW_OCCUPANCY_WARPS / SM_LIMITS[90]["warps"]  # the same as a profiler reports it (25 %)
 
 @dataclass
 class Occupancy:
