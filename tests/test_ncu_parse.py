@@ -250,3 +250,20 @@ def test_a_kernel_with_a_sliver_of_the_profiled_time_sinks():
     assert alone and len(sunk) == len(alone) and all(f.confidence <= alone[f.id] * 0.1 for f in sunk)
     strided = [f for f in result_findings(result) if f.message.startswith("strided_copy_kernel")]
     assert strided and not any("profiled GPU time" in f.message for f in strided)
+
+
+@pytest.mark.skipif(not (FIXTURES / "matmul_details.csv").exists(), reason="no matmul ncu capture from the H200")
+def test_a_bank_conflict_count_only_the_profiler_saw_ranks_after_a_cause():
+    """The H200 matmul's excessive shared wavefronts (ncu's UncoalescedSharedAccess, est. 12.5 %) are the compiler's
+    shared layout: a weaker L1 cause still leads; a bank-conflict finding a static level also made is a cause."""
+    from kopt.diagnose.escalate import merge, symptom
+    from kopt.vocabulary import Evidence, Finding
+
+    result = ncu.parse_pages((FIXTURES / "matmul_raw.csv").read_text(), (FIXTURES / "matmul_details.csv").read_text())
+    conflicts = [f for f in l2.result_findings(result) if f.id == "bank_conflicts"]
+    assert conflicts and conflicts[0].confidence > 0.4
+    untuned = Finding("untuned_config", "L1", "fixed tiles, no autotune", 0.35, [Evidence("L1", "source", "BLOCK_M=64")],
+                      [12], ["autotune the tiles"])
+    assert [f.id for f in merge([*conflicts, untuned], set())][:2] == ["untuned_config", "bank_conflicts"]
+    static = Finding("bank_conflicts", "L3", "a 32-way strided shared store", 0.3, [Evidence("L3", "sass", "STS")])
+    assert symptom(conflicts[0]) and not symptom(merge([conflicts[0], static], set())[0])

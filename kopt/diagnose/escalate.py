@@ -32,6 +32,9 @@ from kopt.vocabulary import LEVELS, Evidence, Finding
 
 GROUNDED = 0.6  # confidence a hypothesis needs to stop the escalation
 SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, never why
+# Triton code never addresses shared memory: the compiler picks its layouts (for a layout conversion, a dot operand,
+# a cross-warp reduction), so a profiler's count of bank conflicts says what, and the cause is the op needing them.
+LAYOUT_SYMPTOMS = {"bank_conflicts"}
 # Vector-width causes: only the compiled code shows whether the width was lost, so at L1 they do not stop escalation.
 WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
 UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks just below the grounded findings
@@ -72,8 +75,10 @@ class Diagnosis:
 
 
 def symptom(finding: Finding) -> bool:
-    """A bare symptom says what, not why (L2's memory_bound). One a source signal names the mechanism of (fp64
-    arithmetic for compute_bound) is a cause."""
+    """A bare symptom says what, not why (L2's memory_bound, a bank-conflict count only the profiler saw). One a
+    static level names the mechanism of (fp64 arithmetic for compute_bound) is a cause."""
+    if finding.id in LAYOUT_SYMPTOMS:
+        return all(e.level == "L2" for e in finding.evidence)
     return finding.id in SYMPTOMS and not any(e.source == "source" for e in finding.evidence)
 
 
