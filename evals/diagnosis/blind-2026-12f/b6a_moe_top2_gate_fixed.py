@@ -1,0 +1,62 @@
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def _top2_gate_kernel(logits_ptr, gates_ptr, T, E, stride_l, stride_g,
+                      BLOCK_T: tl.constexpr, BLOCK_E: tl.constexpr):
+    # dense top-2 gate for BLOCK_T tokens: softmax over the two largest router logits,
+    # every other expert gets weight 0
+    offs_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    offs = tl.arange(0, BLOCK_E)
+    mask = (offs_t < T)[:, None] & (offs < E)[None, :]
+    x = tl.load(logits_ptr + offs_t[:, None] * stride_l + offs[None, :], mask=mask,
+                other=float("-inf"))
+    m1 = tl.max(x, axis=1)
+    m2 = tl.max(tl.where(x == m1[:, None], float("-inf"), x), axis=1)
+    keep = x >= m2[:, None]
+    p = tl.where(keep, tl.exp(x - m1[:, None]), 0.0)
+    p = p / tl.sum(p, axis=1)[:, None]
+    tl.store(gates_ptr + offs_t[:, None] * stride_g + offs[None, :], p, mask=mask)
+
+
+def entry(router_logits):
+    # router_logits: [T, E] fp32 -> dense combine weights [T, E] fp32
+    T, E = router_logits.shape
+    gates = torch.empty_like(router_logits)
+    BLOCK_E = triton.next_power_of_2(E)
+    BLOCK_T = max(1, 4096 // BLOCK_E)
+    _top2_gate_kernel[(triton.cdiv(T, BLOCK_T),)](router_logits, gates, T, E,
+                                                  router_logits.stride(0), gates.stride(0),
+                                                  BLOCK_T=BLOCK_T, BLOCK_E=BLOCK_E)
+    return gates
+
+
+def reference(router_logits):
+    probs = torch.softmax(router_logits.float(), dim=-1)
+    w, idx = probs.topk(2, dim=-1)
+    w = w / w.sum(dim=-1, keepdim=True)
+    return torch.zeros_like(probs).scatter_(1, idx, w)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(case["T"], case["E"], generator=g).to(device),)
+
+
+CASES = [
+    {"T": 131072, "E": 64},
+    {"T": 196608, "E": 60},
+    {"T": 98304, "E": 128},
+    {"T": 120000, "E": 160},
+    {"T": 262144, "E": 32},
+]
+SMALL_CASES = [{"T": 40, "E": 60}, {"T": 17, "E": 8}]
+TOLERANCES = {"float32": (1e-5, 1e-5)}
+
+
+def bytes_moved(case):
+    return 2 * case["T"] * case["E"] * 4
+
+
+def flops(case):
+    return 6 * case["T"] * case["E"]

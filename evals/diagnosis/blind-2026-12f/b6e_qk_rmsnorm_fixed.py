@@ -1,0 +1,73 @@
+import torch
+import triton
+import triton.language as tl
+
+
+# Per-head RMSNorm ("QK-norm") applied to query or key activations of shape
+# [tokens, heads, head_dim] before attention, with a learned [head_dim] scale.
+@triton.jit
+def _head_rmsnorm_kernel(x_ptr, w_ptr, out_ptr, n_rows, D, eps,
+                         ROWS: tl.constexpr, BLOCK_D: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)   # (token, head) vectors
+    cols = tl.arange(0, BLOCK_D)
+    rm = rows < n_rows
+    cm = cols < D
+    m = rm[:, None] & cm[None, :]
+    offs = rows[:, None] * D + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=cm, other=0.0).to(tl.float32)
+    ms = tl.sum(x * x, axis=1) / D
+    y = x * tl.rsqrt(ms + eps)[:, None] * w[None, :]
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=m)
+
+
+def entry(x, weight, eps):
+    T, H, D = x.shape
+    out = torch.empty_like(x)
+    n_rows = T * H
+    BLOCK_D = triton.next_power_of_2(D)
+    ROWS = max(1, 4096 // BLOCK_D)
+    _head_rmsnorm_kernel[(triton.cdiv(n_rows, ROWS),)](x, weight, out, n_rows, D, float(eps),
+                                                       ROWS=ROWS, BLOCK_D=BLOCK_D)
+    return out
+
+
+def reference(x, weight, eps):
+    xf = x.float()
+    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.float()
+    return y.to(x.dtype)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    T, H, D = case["T"], case["H"], case["D"]
+    x = torch.randn((T, H, D), generator=g, dtype=torch.float32).to(torch.bfloat16)
+    w = (1.0 + 0.1 * torch.randn((D,), generator=g, dtype=torch.float32)).to(torch.bfloat16)
+    return x.to(device), w.to(device), 1e-6
+
+
+CASES = [
+    {"T": 16384, "H": 32, "D": 128},
+    {"T": 8192, "H": 40, "D": 128},
+    {"T": 32768, "H": 8, "D": 128},
+    {"T": 12000, "H": 64, "D": 64},
+    {"T": 20000, "H": 28, "D": 128},
+    {"T": 40000, "H": 16, "D": 64},
+]
+
+SMALL_CASES = [
+    {"T": 6, "H": 5, "D": 128},
+    {"T": 9, "H": 3, "D": 64},
+]
+
+TOLERANCES = {"bfloat16": (2e-2, 2e-2)}
+
+
+def bytes_moved(case):
+    T, H, D = case["T"], case["H"], case["D"]
+    return 2 * T * H * D * 2 + D * 2
+
+
+def flops(case):
+    T, H, D = case["T"], case["H"], case["D"]
+    return 4 * T * H * D
