@@ -956,3 +956,79 @@ def test_a_row_re_read_by_each_of_its_column_block_programs_is_redundant():
         tl.store(y_ptr + b * N + rn, acc)
     '''
     assert "axis_invariant_tile" not in _signals(gemv)  # x is the broadcast operand beside the weight stream
+
+
+def test_programs_that_see_an_axis_only_through_a_division_stream_the_same_tile():
+    """Grouped-query decode: query head h reads KV head h // GROUP, so GROUP programs stream the same cache rows."""
+    grouped = '''
+    @triton.jit
+    def decode_kernel(q_ptr, k_ptr, o_ptr, S, GROUP: tl.constexpr, D: tl.constexpr, BLOCK_S: tl.constexpr):
+        b = tl.program_id(0)
+        h = tl.program_id(1)
+        kv = h // GROUP
+        d = tl.arange(0, D)
+        q = tl.load(q_ptr + (b * 64 + h) * D + d)
+        acc = tl.zeros([D], tl.float32)
+        for s0 in range(0, S, BLOCK_S):
+            s = s0 + tl.arange(0, BLOCK_S)
+            k = tl.load(k_ptr + ((b * 8 + kv) * S + s[:, None]) * D + d[None, :], mask=s[:, None] < S)
+            acc += tl.sum(k * q[None, :], axis=0)
+        tl.store(o_ptr + (b * 64 + h) * D + d, acc)
+    '''
+    (signal,) = [s for s in detect_signals(HEADER + textwrap.dedent(grouped))[0] if s.name == "axis_invariant_tile"]
+    assert signal.data["axis"] == 1 and signal.data["grouped"] == "h // GROUP" and "only through" in signal.detail
+    one_per_head = grouped.replace("kv = h // GROUP", "kv = h")
+    assert "axis_invariant_tile" not in _signals(one_per_head)
+    beside = '''
+    @triton.jit
+    def masked_pool_kernel(x_ptr, m_ptr, out_ptr, T, D, BLOCK_T: tl.constexpr):
+        pid = tl.program_id(0)
+        b = pid // D
+        d = pid % D
+        acc = tl.zeros([BLOCK_T], tl.float32)
+        for t0 in range(0, T, BLOCK_T):
+            t = t0 + tl.arange(0, BLOCK_T)
+            w = tl.load(m_ptr + b * T + t, mask=t < T, other=0.0)
+            acc += w * tl.load(x_ptr + (b * T + t) * D + d, mask=t < T, other=0.0)
+        tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+    '''
+    assert "axis_invariant_tile" not in _signals(beside)  # the mask row rides beside each program's own column
+
+
+CHANNEL_STATS = HEADER + '''
+@triton.jit
+def channel_stats_kernel(x_ptr, out_ptr, N, C, HW, BLOCK: tl.constexpr):
+    c = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for n in range(0, N):
+        for start in range(0, HW, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + (n * C + c) * HW + offs, mask=offs < HW, other=0.0)
+    tl.store(out_ptr + c, tl.sum(acc, axis=0) / (N * HW))
+
+
+def entry(x):
+    N, C, H, W = x.shape
+    out = torch.empty(C, dtype=torch.float32, device=x.device)
+    channel_stats_kernel[(C,)](x, out, N, C, H * W, BLOCK=1024)
+    return out
+
+
+def reference(x):
+    return x.mean(dim=(0, 2, 3))
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(case["N"], case["C"], case["H"], case["W"], generator=g).to(device),)
+
+
+CASES = [{"N": 32, "C": 64, "H": 112, "W": 112}, {"N": 8, "C": 48, "H": 200, "W": 200}]
+SMALL_CASES = [{"N": 2, "C": 3, "H": 5, "W": 7}]
+'''
+
+
+def test_a_short_chain_whose_positions_stream_in_tiles_stays_a_serial_reduction(tmp_path):
+    """N <= 32 would fit one tile, but each of its positions is a plane an inner loop streams: no scalar loop."""
+    ids = [f.id for f in _l1(_task(tmp_path, "channel_stats", CHANNEL_STATS))]
+    assert ids[0] == "serial_reduction" and "scalar_loop" not in ids

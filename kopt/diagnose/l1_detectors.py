@@ -271,39 +271,76 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
         return const_value(c.args[0] if c.args else next((k.value for k in c.keywords if k.arg == "axis"), None), {})
 
     axes = {a for c in s.tl_calls("program_id") if isinstance(a := pid_axis(c), int)}
-    if len(axes) < 2:
+    if not axes:
         return []
 
-    def exprs_of(call: ast.Call) -> list[ast.AST]:
-        """The load's address and every value it is computed from; a name the load's loop assigns resolves to the
-        loop's own assignments (a `cols` reused after the loop for the program's block is another value)."""
+    def values_of(name: str, local: list[tuple[str, ast.AST]]) -> list[ast.AST]:
+        """A name the load's loop assigns resolves to the loop's own assignments (a `cols` reused after the loop
+        for the program's block is another value)."""
+        return [v for n, v in local if n == name] or [v for n, v in s.assignments if n == name]
+
+    def loop_locals(call: ast.Call) -> list[tuple[str, ast.AST]]:
         loop = min((l for l in loops_of(s.fn) if any(n is call for n in ast.walk(l))),
                    key=lambda l: sum(1 for _ in ast.walk(l)))
-        local = assignments_in(loop.body)
+        return assignments_in(loop.body)
+
+    def exprs_of(call: ast.Call) -> list[ast.AST]:
+        """The load's address and every value it is computed from."""
+        local = loop_locals(call)
         out, stack, seen = [call.args[0]], list(names_in(call.args[0])), set()
         while stack:
             name = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
-            values = [v for n, v in local if n == name] or [v for n, v in s.assignments if n == name]
+            values = values_of(name, local)
             out += values
             stack += [m for v in values for m in names_in(v)]
         return out
 
+    def pid_axes(node: ast.AST, local: list, seen: frozenset = frozenset()) -> dict[int, str | None]:
+        """Grid axes the value depends on -> the floor division every path to that axis's program id passes
+        through (`h // GROUP`: that many programs in a row get the same value), or None where one path does not."""
+        if isinstance(node, ast.Call) and tl_name(node, s.m.aliases) == "program_id":
+            return {a: None} if isinstance(a := pid_axis(node), int) else {}
+        if isinstance(node, ast.Name):
+            if node.id in seen:
+                return {}
+            parts = [pid_axes(v, local, seen | {node.id}) for v in values_of(node.id, local)]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and const_value(node.right, {}) != 1:
+            parts = [{a: g or ast.unparse(node) for a, g in pid_axes(node.left, local, seen).items()},
+                     pid_axes(node.right, local, seen)]
+        else:
+            parts = [pid_axes(c, local, seen) for c in ast.iter_child_nodes(node)]
+        out: dict[int, str | None] = {}
+        for part in parts:
+            for a, g in part.items():
+                out[a] = g if out.get(a, g) is not None else None
+        return out
+
     looped = {c: exprs_of(c) for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])}
     matrix_stream = any(expands_dims(x) for exprs in looped.values() for x in exprs)
+    deps = {c: pid_axes(c.args[0], loop_locals(c)) for c in looped}
+    # an axis some streamed load follows program by program: a load seeing it only in groups is the broadcast operand
+    # beside that stream (a mask row per batch beside each channel's column), not the kernel's redundant stream
+    followed = {a for d in deps.values() for a, division in d.items() if division is None}
     out = []
     for call, exprs in looped.items():
         if matrix_stream and not any(expands_dims(x) for x in exprs):
             continue  # a vector (a GEMV's x, a bias) re-read beside a matrix stream is the ordinary broadcast operand
-        depends = {pid_axis(c) for x in exprs for c in ast.walk(x)
-                   if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "program_id"}
-        ignored = sorted(axes - depends)
+        depends = deps[call]
+        ignored = sorted(axes - set(depends))
+        grouped = sorted(a for a, division in depends.items() if division and a not in followed)
         if depends and ignored:
             out.append(Signal("axis_invariant_tile", s.fn.name, [call.lineno],
                               f"tl.load({ast.unparse(call.args[0])}) in a loop ignores program_id({ignored[0]}): every "
                               f"program along grid axis {ignored[0]} streams the same tile again", {"axis": ignored[0]}))
+        elif grouped:
+            a = grouped[0]
+            out.append(Signal("axis_invariant_tile", s.fn.name, [call.lineno],
+                              f"tl.load({ast.unparse(call.args[0])}) in a loop sees program_id({a}) only through "
+                              f"`{depends[a]}`: the programs of one such group along grid axis {a} stream the same "
+                              "tile again", {"axis": a, "grouped": depends[a]}))
     return out
 
 
@@ -885,10 +922,13 @@ def _serial_chain(s: KernelScan) -> list[Signal]:
     for loop, carried, stop in _stepped_loops(s):
         if _stored_each_step(s, loop, carried):
             continue  # a scan stepped one position per trip: stepped_scan's
+        # a position an inner loop streams in tiles (a plane of an NCHW channel) is no small row, however few
+        streams = any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
+        moves = "streams one slice (an inner tile loop) per iteration" if streams else "moves one row per iteration"
         out.append(Signal("serial_chain", s.fn.name, [loop.lineno],
-                          f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) moves one row per "
-                          f"iteration into {', '.join(carried)}: a dependent chain as long as the axis",
-                          _explains(s, "low_occupancy", axis=ast.unparse(stop), carried=carried)))
+                          f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) {moves} into "
+                          f"{', '.join(carried)}: a dependent chain as long as the axis",
+                          _explains(s, "low_occupancy", axis=ast.unparse(stop), carried=carried, streams=streams)))
     return out
 
 

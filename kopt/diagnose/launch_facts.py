@@ -653,7 +653,8 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
     """A serial chain (one position of an axis per loop trip into a carried accumulator) checked against the axis
     length every case passes: an axis that one tile could hold in every case (an expert count, a head dim) is no
     reduction to split across programs but a per-position loop where one tile and a block reduction would do
-    (scalar_loop, ahead of the serial_reduction it was read as); a long axis stays serial_reduction."""
+    (scalar_loop, ahead of the serial_reduction it was read as); a long axis, or positions an inner loop streams in
+    tiles (one tile cannot hold them), stays serial_reduction."""
     if facts is None:
         return findings
     out = []
@@ -661,7 +662,8 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         data = next((e.data for e in f.evidence if e.data.get("signal") == "serial_chain"), None)
         axis, kernel = (data or {}).get("axis"), (data or {}).get("kernel")
         values = [l.ints.get(axis) for l in facts.launches if l.kernel == kernel] if axis else []
-        if f.id != "serial_reduction" or not values or None in values or max(values) > SHORT_CHAIN:
+        if f.id != "serial_reduction" or not values or None in values or max(values) > SHORT_CHAIN \
+                or data.get("streams"):
             out.append(f)
             continue
         site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
@@ -750,7 +752,9 @@ def grid_extents(findings: list[Finding], facts: LaunchFacts | None) -> list[Fin
             continue
         if min(extents) > 1:
             f.confidence = round(max(f.confidence, REREAD_CONFIRMED), 2)
-            f.message += f" (grid axis {axis} is {min(extents)}-{max(extents)} wide over the cases: read that many times)"
+            again = (f"the programs sharing one value of `{data['grouped']}` read it again" if data.get("grouped")
+                     else "read that many times")
+            f.message += f" (grid axis {axis} is {min(extents)}-{max(extents)} wide over the cases: {again})"
         elif max(extents) == 1:
             f.confidence = round(f.confidence * 0.3, 2)
             f.message += f" (grid axis {axis} is 1 in every case: nothing is re-read)"
