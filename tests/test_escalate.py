@@ -57,6 +57,22 @@ def test_a_profiler_restating_a_static_figure_adds_evidence_not_confidence():
     assert any(e.data.get("rule") == "LaunchConfiguration" for e in tail.evidence)
 
 
+def test_an_occupancy_figure_only_the_profiler_restates_is_a_hint_below_the_static_cause():
+    """ncu's theoretical occupancy of 12.5 % on a broadcast-product matmul whose launches and resources L1 and L3 found
+    no occupancy cause in: the matmul without tensor cores stays first."""
+    from kopt.diagnose.l2 import profile_findings
+
+    measured = profile_findings({"Theoretical Occupancy": 12.5, "Achieved Occupancy": 11.0,
+                                 "Block Limit Registers": 1, "Block Limit Shared Mem": 8}, [], kernel="router")
+    occupancy = next(f for f in measured if f.id == "low_occupancy")
+    no_tc = Finding("no_tensor_cores", "L1", "tl.sum over a broadcast product", 0.53,
+                    [Evidence("L1", "source", "x[:, :, None] * w[None, :, :]")], [25], ["use tl.dot"])
+    merged = merge([no_tc, *measured], set())
+    assert merged[0].id == "no_tensor_cores"
+    low = next(f for f in merged if f.id == "low_occupancy")
+    assert low.confidence == round(occupancy.confidence / 2, 2) and "a hint" in low.message
+
+
 def test_a_stall_rule_joined_by_its_wording_does_not_make_a_theoretical_occupancy_a_measurement():
     """A GEMM's one 8-warp block per SM (12.5 %) is L3's to judge; ncu's barrier-stall advice, which mentions
     occupancy, joins the L2 finding as evidence but does not lift it over the unpipelined loop."""

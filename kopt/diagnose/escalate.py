@@ -37,6 +37,7 @@ SYMPTOMS = {"memory_bound", "compute_bound", "latency_bound"}  # L2 says what, n
 LAYOUT_SYMPTOMS = {"bank_conflicts"}
 # Vector-width causes: only the compiled code shows whether the width was lost, so at L1 they do not stop escalation.
 WIDTH_CAUSES = {"misaligned_access", "masked_access", "modulo_indexing"}
+RESTATED_ALONE = 0.5  # an L2 figure of the compiled kernel and grid (occupancy, waves) with no static finding beside it
 UNCOMPILED_WIDTH = GROUNDED - 0.01  # a width cause L3 did not examine ranks just below the grounded findings
 NARROW_ANYWAY = {"uncoalesced_access", "scalar_loop"}  # causes under which alignment cannot widen an access
 L4_TOP = 3  # L3 findings explained from the compiler source
@@ -214,7 +215,8 @@ def restates(finding: Finding) -> bool:
 def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
     """One finding per id: the deepest level speaks, the others add evidence; agreement across levels
     raises confidence, a hypothesis already tried sinks. A profiler restating a static figure another level
-    judged adds evidence only (ncu's estimated speedups for a tail or an occupancy limit are upper bounds)."""
+    judged adds evidence only (ncu's estimated speedups for a tail or an occupancy limit are upper bounds); one that
+    no static level made a finding of is a hint at half its confidence."""
     by_id: dict[str, list[Finding]] = {}
     for f in findings:
         by_id.setdefault(f.id, []).append(f)
@@ -222,10 +224,14 @@ def merge(findings: Iterable[Finding], failed: set[str]) -> list[Finding]:
     for fid, group in by_id.items():
         group.sort(key=lambda f: (-LEVEL_ORDER[f.level], -f.confidence))
         lead = group[0]
-        witnesses = [f for f in group if not restates(f)] or group
+        witnesses = [f for f in group if not restates(f)]
         levels = {"L3" if f.level == "L4" else f.level for f in witnesses}  # L4 explains L3; it is not a new witness
-        confidence = min(0.97, max(f.confidence for f in witnesses) + 0.05 * (len(levels) - 1))
-        message = lead.message
+        if witnesses:
+            confidence = min(0.97, max(f.confidence for f in witnesses) + 0.05 * (len(levels) - 1))
+            message = lead.message
+        else:  # only the profiler restating a static figure: the launches and resources it follows from made no case
+            confidence = max(f.confidence for f in group) * RESTATED_ALONE
+            message = f"{lead.message} (the profiler's figure for the compiled kernel and grid; no static level found it a cause: a hint)"
         if fid in failed:
             confidence *= 0.5
             message = f"(already tried, failed) {message}"
