@@ -1032,3 +1032,19 @@ def test_a_short_chain_whose_positions_stream_in_tiles_stays_a_serial_reduction(
     """N <= 32 would fit one tile, but each of its positions is a plane an inner loop streams: no scalar loop."""
     ids = [f.id for f in _l1(_task(tmp_path, "channel_stats", CHANNEL_STATS))]
     assert ids[0] == "serial_reduction" and "scalar_loop" not in ids
+
+
+def test_a_scalar_loop_indexed_by_a_name_derived_from_the_loop_variable_is_still_one():
+    """A backward recurrence walks t = T - 1 - i: one scalar load and store per trip, whatever the index is called."""
+    backward = '''
+    @triton.jit
+    def returns_kernel(r_ptr, out_ptr, T, gamma):
+        base = tl.program_id(0) * T
+        g = tl.zeros([], dtype=tl.float32)
+        for i in range(0, T):
+            t = T - 1 - i
+            g = tl.load(r_ptr + base + t) + gamma * g
+            tl.store(out_ptr + base + t, g)
+    '''
+    (signal,) = [s for s in detect_signals(HEADER + textwrap.dedent(backward))[0] if s.name == "scalar_loop"]
+    assert "(r_ptr + base + t)" in signal.detail

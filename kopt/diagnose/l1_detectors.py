@@ -151,7 +151,7 @@ def _scalar_loop(s: KernelScan) -> list[Signal]:
     for loop in loops_of(s.fn):
         if not isinstance(loop, ast.For):
             continue
-        loop_var = names_in(loop.target)
+        loop_var = _loop_var_names(loop)  # the target and what the body derives from it (t = T - 1 - i)
         loads = [c for stmt in loop.body for c in ast.walk(stmt)
                  if isinstance(c, ast.Call) and tl_name(c, s.m.aliases) == "load" and c.args]
         scalar = [c for c in loads if names_in(c.args[0]) & loop_var and not s.uses_arange(c.args[0])]
