@@ -131,6 +131,11 @@ def _fp32_dot_ieee(s: KernelScan) -> list[Signal]:
     return out
 
 
+def _streams_inner_tiles(s: KernelScan, loop: ast.For | ast.While) -> bool:
+    """Whether a for loop nested in this one streams tiles: each trip of this loop moves a slice, not a row."""
+    return any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
+
+
 def _loop_var_names(loop: ast.For | ast.While) -> set[str]:
     """Names the loop changes: its target and everything assigned in its body."""
     names = names_in(loop.target) if isinstance(loop, ast.For) else set()
@@ -237,7 +242,7 @@ def _loop_invariant_load(s: KernelScan) -> list[Signal]:
     out = []
     for loop in loops_of(s.fn):
         variant = _loop_var_names(loop)
-        streams = any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
+        streams = _streams_inner_tiles(s, loop)
         for stmt in loop.body:
             for call in ast.walk(stmt):
                 if isinstance(call, ast.Call) and tl_name(call, s.m.aliases) == "load" and call.args \
@@ -284,9 +289,8 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
                    key=lambda l: sum(1 for _ in ast.walk(l)))
         return assignments_in(loop.body)
 
-    def exprs_of(call: ast.Call) -> list[ast.AST]:
+    def exprs_of(call: ast.Call, local: list[tuple[str, ast.AST]]) -> list[ast.AST]:
         """The load's address and every value it is computed from."""
-        local = loop_locals(call)
         out, stack, seen = [call.args[0]], list(names_in(call.args[0])), set()
         while stack:
             name = stack.pop()
@@ -318,9 +322,10 @@ def _axis_invariant_tile(s: KernelScan) -> list[Signal]:
                 out[a] = g if out.get(a, g) is not None else None
         return out
 
-    looped = {c: exprs_of(c) for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])}
+    local = {c: loop_locals(c) for c in s.tl_calls("load") if c.args and id(c) in s.in_loop and s.uses_arange(c.args[0])}
+    looped = {c: exprs_of(c, local[c]) for c in local}
     matrix_stream = any(expands_dims(x) for exprs in looped.values() for x in exprs)
-    deps = {c: pid_axes(c.args[0], loop_locals(c)) for c in looped}
+    deps = {c: pid_axes(c.args[0], local[c]) for c in looped}
     # an axis some streamed load follows program by program: a load seeing it only in groups is the broadcast operand
     # beside that stream (a mask row per batch beside each channel's column), not the kernel's redundant stream
     followed = {a for d in deps.values() for a, division in d.items() if division is None}
@@ -923,7 +928,7 @@ def _serial_chain(s: KernelScan) -> list[Signal]:
         if _stored_each_step(s, loop, carried):
             continue  # a scan stepped one position per trip: stepped_scan's
         # a position an inner loop streams in tiles (a plane of an NCHW channel) is no small row, however few
-        streams = any(s.tile_loads(inner) for inner in ast.walk(loop) if inner is not loop and isinstance(inner, ast.For))
+        streams = _streams_inner_tiles(s, loop)
         moves = "streams one slice (an inner tile loop) per iteration" if streams else "moves one row per iteration"
         out.append(Signal("serial_chain", s.fn.name, [loop.lineno],
                           f"loop over {ast.unparse(loop.target)} in range({ast.unparse(stop)}) {moves} into "

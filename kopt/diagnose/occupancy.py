@@ -16,6 +16,7 @@ SM_LIMITS = {
 LOW_OCCUPANCY_WARPS = 16  # resident warps per SM below which latency hiding suffers
 LOW_OCCUPANCY_PCT = 100 * LOW_OCCUPANCY_WARPS / SM_LIMITS[90]["warps"]  # the same as a profiler reports it (25 %)
 
+
 @dataclass
 class Occupancy:
     blocks_per_sm: int
