@@ -22,7 +22,9 @@ for set in ${TIME:-}; do
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
-for set in ${TIME:-}; do echo "$(basename "$set"): $(tail -1 "$OUT/$(basename "$set")-timing.log")"; done
+for set in ${TIME:-}; do  # the count only: a per-pair line names a case before its set is split and looked at
+  echo "$(basename "$set"): $(grep -E '^[0-9]+ of [0-9]+ kept' "$OUT/$(basename "$set")-timing.log" | tail -1)"
+done
 
 for look in ${LOOKS:-}; do
   set=${look%@*} c=${look#*@} name=$(basename "${look%@*}")
