@@ -746,6 +746,10 @@ def test_many_tiny_programs_over_a_grid_tiled_by_a_small_block_are_the_block(tmp
     assert "secondary to small_block" in next(f for f in findings if f.id == "too_many_programs").message
     per_head = _l1(_task(tmp_path, "head_scale", PER_HEAD))  # one program per (token, head): the grid, not a block
     assert per_head[0].id == "too_many_programs"
+    # a block no source rule calls small (128 elements), whose programs each still move only 1 KB: the launch says it
+    wider = _l1(_task(tmp_path, "row_gate_128", ROW_BLOCKS.replace("64", "128")))
+    assert wider[0].id == "small_block" and "grid counts tiles of a hard-coded BLOCK=128" in wider[0].message
+    assert "secondary to small_block" in next(f for f in wider if f.id == "too_many_programs").message
 
 
 def test_a_chain_over_an_axis_one_tile_could_hold_is_a_scalar_loop(tmp_path):

@@ -84,22 +84,53 @@ def entity_grid(path: str, kernel: str) -> bool:
     """Whether every launch of `kernel` in the task file sizes its grid from the problem alone: no tile constexpr
     of the launch (by name, by the names its value is computed from, or by its literal value) appears in the grid,
     so the grid is one program per token, head or row and the tile is whatever that item holds."""
+    tiles = grid_tiles(path, kernel)
+    return tiles is not None and not tiles
+
+
+def grid_tiles(path: str, kernel: str) -> list[tuple[str, Any, int]] | None:
+    """The tile constexprs the grids of `kernel`'s launches count (name, value where the entry fixes it, launch
+    line), or None when the task file, the kernel or a launch's grid cannot be read."""
     module = _module(path)
-    if module is None:
-        return False
-    definition = module.kernels.get(kernel)
+    definition = module.kernels.get(kernel) if module else None
     if definition is None or not definition.launches:
-        return False
+        return None
+    tiles = []
     for site in definition.launches:
         if site.grid is None:
-            return False
+            return None
         words = names_in(site.grid) | {n.value for n in ast.walk(site.grid) if isinstance(n, ast.Constant)}
         bound = dict(zip(definition.params, site.node.args)) | {k.arg: k.value for k in site.node.keywords if k.arg}
         for name, value in bound.items():
+            fixed = const_value(value, site.env)
             if name in definition.constexprs and (name in words or names_in(value) & words
-                                                   or const_value(value, site.env) in words - {0, 1, None}):
-                return False
-    return True
+                                                   or fixed in words - {0, 1, None}):
+                tiles.append((name, fixed, site.node.lineno))
+    return tiles
+
+
+def tiled_programs_findings(many: Finding, kernel: str, path: str) -> list[Finding]:
+    """small_block beside too_many_programs when the grid counts tiles of a block the entry hard-codes: each program
+    moves one small tile, so raising the block is the fix and the program count follows from it. An autotuned
+    block is the tuner's choice, not a constant to raise."""
+    module = _module(path)
+    tiles = grid_tiles(path, kernel)
+    if not tiles or module is None or module.kernels[kernel].autotuned:
+        return []
+    fixed = [(name, value, line) for name, value, line in tiles if isinstance(value, int)]
+    if not fixed:
+        return []
+    what = ", ".join(dict.fromkeys(f"{name}={value}" for name, value, _ in fixed))
+    return [Finding(
+        "small_block", "L1",
+        f"{kernel}: the grid counts tiles of a hard-coded {what}, and each program moves only one such tile: "
+        f"raising it gives each program more bytes and the grid fewer programs",
+        many.confidence,
+        [Evidence("L1", "launch", f"{kernel} launched with {what}; {many.evidence[0].summary}",
+                  {"kernel": kernel, "params": [n for n, _, _ in fixed], "explains": ["too_many_programs"]},
+                  many.evidence[0].location)],
+        sorted({line for _, _, line in fixed}),
+        [f"raise {fixed[0][0]} until each program moves several KB (a power of two, with num_warps to match)"])]
 
 
 def serial_findings(tiny_grid: Finding, kernels: set[str], path: str) -> list[Finding]:

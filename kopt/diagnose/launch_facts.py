@@ -528,6 +528,8 @@ def findings(facts: LaunchFacts, path: str, roofline: dict[int, float] | None = 
             out[-1].message += ": one program per item of the grid's axes, whatever the kernel's tile"
             out[-1].evidence[0].data.update(explains=["small_block", "non_vectorized_load"],
                                             others=sorted({l.kernel for l in facts.launches} - {small[0].kernel}))
+        else:
+            out += launch_causes.tiled_programs_findings(out[-1], small[0].kernel, path)
     bad: dict[int, list[tuple[CaseLaunch, list[str]]]] = {}
     for l in facts.launches:
         args = l.misaligned()
