@@ -33,6 +33,7 @@ STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passe
 REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
 SHORT_CHAIN = 1024  # a serial loop's axis no longer than this in every case fits one tile: a block op, not a split
 SHORT_CHAIN_CONFIDENCE = 0.85
+ROWS_PER_TRIP_SHARE = 0.5  # the tile-of-rows reading of a long chain, beside the split it ranks under
 SHORT_PIPELINE = 4  # a nested dot loop of at most this many trips in every case never fills its pipeline
 SHORT_PIPELINE_CONFIDENCE = 0.8
 TINY_PROGRAM_BYTES = 1024  # at most this many bytes per program (all tensor bytes / programs): launch-bound
@@ -656,7 +657,8 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
     length every case passes: an axis that one tile could hold in every case (an expert count, a head dim) is no
     reduction to split across programs but a per-position loop where one tile and a block reduction would do
     (scalar_loop, ahead of the serial_reduction it was read as); a long axis, or positions an inner loop streams in
-    tiles (one tile cannot hold them), stays serial_reduction."""
+    tiles (one tile cannot hold them), stays serial_reduction, with a tile of rows per trip (scalar_loop) as the lesser
+    reading beside it."""
     if facts is None:
         return findings
     out = []
@@ -664,9 +666,11 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         data = next((e.data for e in f.evidence if e.data.get("signal") == "serial_chain"), None)
         axis, kernel = (data or {}).get("axis"), (data or {}).get("kernel")
         values = [l.ints.get(axis) for l in facts.launches if l.kernel == kernel] if axis else []
-        if f.id != "serial_reduction" or not values or None in values or max(values) > SHORT_CHAIN \
-                or data.get("streams"):
+        if f.id != "serial_reduction" or not values or None in values or data.get("streams"):
             out.append(f)
+            continue
+        if max(values) > SHORT_CHAIN:
+            out += [f, _rows_per_trip(f, kernel, axis, values)]
             continue
         site = next(l.site for l in facts.launches if l.kernel == kernel) or ""
         out.append(Finding(
@@ -683,6 +687,19 @@ def chain_lengths(findings: list[Finding], facts: LaunchFacts | None) -> list[Fi
         f.message += f" (secondary to scalar_loop: {axis} <= {max(values)} fits one tile)"
         out.append(f)
     return out
+
+
+def _rows_per_trip(chain: Finding, kernel: str, axis: str, values: list[int]) -> Finding:
+    """The other fix of a long chain of one row per trip: take a tile of rows per trip (a [BLOCK, row] load and a
+    block reduction), shortening the chain BLOCK-fold without splitting the axis. It ranks under the split."""
+    return Finding(
+        "scalar_loop", "L1",
+        f"{kernel}: the loop over {axis} (up to {max(values)} trips) takes one row per trip: a tile of rows per trip "
+        f"and a block reduction would shorten its chain of small dependent loads as many times as the tile has rows",
+        round(chain.confidence * ROWS_PER_TRIP_SHARE, 2),
+        [Evidence("L1", "source", e.summary, {"kernel": kernel, "axis": axis, "values": values}, e.location)
+         for e in chain.evidence[:1]], chain.kernel_lines,
+        [f"load a [BLOCK, row] tile of the {axis} axis per trip and reduce it with a block op"], ["vectorize_scalar_loop"])
 
 
 INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
