@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kopt.diagnose.l1_detectors import serial_loops
-from kopt.diagnose.l1_source import KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
+from kopt.diagnose.l1_source import KernelDef, KernelScan, TaskSource, const_value, loops_of, names_in, tl_name
 from kopt.diagnose.launch_facts import CaseLaunch, LaunchFacts, _case_label, _lines, breadth
 from kopt.vocabulary import FINDING_IDS, Evidence, Finding
 
@@ -84,15 +84,14 @@ def entity_grid(path: str, kernel: str) -> bool:
     """Whether every launch of `kernel` in the task file sizes its grid from the problem alone: no tile constexpr
     of the launch (by name, by the names its value is computed from, or by its literal value) appears in the grid,
     so the grid is one program per token, head or row and the tile is whatever that item holds."""
-    tiles = grid_tiles(path, kernel)
+    module = _module(path)
+    tiles = grid_tiles(module.kernels.get(kernel)) if module else None
     return tiles is not None and not tiles
 
 
-def grid_tiles(path: str, kernel: str) -> list[tuple[str, Any, int]] | None:
-    """The tile constexprs the grids of `kernel`'s launches count (name, value where the entry fixes it, launch
-    line), or None when the task file, the kernel or a launch's grid cannot be read."""
-    module = _module(path)
-    definition = module.kernels.get(kernel) if module else None
+def grid_tiles(definition: KernelDef | None) -> list[tuple[str, Any, int]] | None:
+    """The tile constexprs the grids of a kernel's launches count (name, value where the entry fixes it, launch
+    line), or None when the kernel is unknown, never launched, or a launch's grid cannot be read."""
     if definition is None or not definition.launches:
         return None
     tiles = []
@@ -114,10 +113,10 @@ def tiled_programs_findings(many: Finding, kernel: str, path: str) -> list[Findi
     moves one small tile, so raising the block is the fix and the program count follows from it. An autotuned
     block is the tuner's choice, not a constant to raise."""
     module = _module(path)
-    tiles = grid_tiles(path, kernel)
-    if not tiles or module is None or module.kernels[kernel].autotuned:
+    definition = module.kernels.get(kernel) if module else None
+    if definition is None or definition.autotuned:
         return []
-    fixed = [(name, value, line) for name, value, line in tiles if isinstance(value, int)]
+    fixed = [(name, value, line) for name, value, line in grid_tiles(definition) or [] if isinstance(value, int)]
     if not fixed:
         return []
     what = ", ".join(dict.fromkeys(f"{name}={value}" for name, value, _ in fixed))
