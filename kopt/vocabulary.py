@@ -19,6 +19,9 @@ EVIDENCE_SOURCES = (
     "pattern", "timing", "ncu", "ttir", "ttgir", "llir", "ptx", "sass", "trajectory",
     "compiler_source", "pass_note", "source", "compile_log", "ttadapter", "launch",
 )
+# What a finding can stand on besides reading: the kernel as launched, compiled or measured. The source text, a
+# catalog pattern and the compiler's own code or notes explain a finding; they do not observe this kernel.
+OBSERVED_SOURCES = frozenset(EVIDENCE_SOURCES) - {"source", "pattern", "compiler_source", "pass_note"}
 
 # The fixed label set of root causes. A Finding's id is always one of these, so rounds,
 # patterns and evals can be compared across kernels and runs.
@@ -136,6 +139,11 @@ class Finding:
             raise ValueError(f"unknown finding id {self.id!r}; known: {', '.join(sorted(FINDING_IDS))}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
+
+    @property
+    def observed(self) -> bool:
+        """Whether any evidence observes this kernel (a launch, the compiled code, a profile), not only its text."""
+        return any(e.source in OBSERVED_SOURCES for e in self.evidence)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -126,12 +126,23 @@ def test_occupancy_is_low_below_a_quarter_of_the_warp_slots():
     assert [f.id for f in smem] == ["low_occupancy"]
 
 
-def test_l1_stops_when_grounded(settings):
+def test_a_source_pattern_alone_goes_on_to_the_compiled_kernel(settings):
     diag = diagnose(CASES / "matmul_fp32_ieee.py", gpu=False, settings=settings)
-    runs = levels(diag)
-    assert diag.root_cause.id == "fp32_dot_ieee" and diag.root_cause.level == "L1"
-    assert runs["L2"].status == "not_needed" and runs["L3"].status == "not_needed"
-    assert "grounded, actionable" in runs["L3"].reason and diag.l3 is None
+    runs = levels(diag)  # L1 reads the fp32 ieee dot in the source; only the compiled dot shows it runs on FMA
+    assert runs["L3"].status == "used" and runs["L4"].status == "not_needed"
+    assert "grounded, actionable" in runs["L4"].reason
+    top = diag.root_cause
+    assert top.id == "fp32_dot_ieee" and top.level == "L3" and top.observed
+    assert any(e.source == "ptx" and "0 wgmma" in e.summary for e in top.evidence)
+
+
+def test_findings_read_from_the_source_cite_what_the_compiler_made_of_their_lines(settings):
+    diag = diagnose(CASES / "cumsum_scalar_loop.py", gpu=False, settings=settings)
+    top = diag.root_cause  # a scalar loop is a source finding; its line's compiled loop holds no tensor load
+    assert top.id == "scalar_loop" and top.level == "L1" and top.observed
+    compiled = [e for e in top.evidence if e.level == "L3"]
+    assert compiled and compiled[0].summary.startswith("compiled: loop with 0 plain tensor load")
+    assert compiled[0].location == f"cumsum_scalar_loop.py:{top.kernel_lines[0]}"
 
 
 def test_goes_to_l3_then_l4_when_the_l3_hypothesis_failed(settings):
@@ -208,9 +219,9 @@ def test_the_profile_starts_beside_l1_and_is_cancelled_when_l1_is_enough(setting
     monkeypatch.setattr(ncu, "Profiling", type("Spy", (real,), {
         "__init__": lambda self, *a, **kw: (started.append(self), real.__init__(self, *a, **kw))[1]}))
     gpu_here(_stand_in_ncu(tmp_path / "hung", None))
-    diag = diagnose(CASES / "matmul_fp32_ieee.py", gpu=True, settings=settings)
-    runs = levels(diag)
-    assert diag.root_cause.id == "fp32_dot_ieee" and runs["L2"].status == "not_needed"
+    diag = diagnose(CASES / "matmul_no_pipeline.py", gpu=True, settings=settings)
+    runs = levels(diag)  # the launch's num_stages=1 grounds L1's finding
+    assert diag.root_cause.id == "no_software_pipelining" and runs["L2"].status == "not_needed"
     assert len(started) == 1 and started[0].result().reason == "cancelled"  # started before L1, cancelled after it
     pid = tmp_path / "hung" / "pid"  # where the stand-in got as far as running, nothing of it is left
     assert not pid.exists() or not Path(f"/proc/{pid.read_text()}").exists()
@@ -224,3 +235,16 @@ def test_a_profile_taken_beside_l1_becomes_l2_findings(settings, tmp_path, gpu_h
     l2 = levels(diag)["L2"]
     assert l2.status == "used" and "profiled while L1 ran" in l2.reason and l2.findings >= 1
     assert any(f.level == "L2" for f in diag.findings)
+
+
+def test_a_source_finding_cites_the_profile_of_its_kernel(settings, tmp_path, gpu_here):
+    """A hard-coded config is read from the source; what bears on it is how far from its ceilings the kernel runs,
+    so the finding carries the profiler's figures for that kernel (the captured profile, renamed to the task's)."""
+    from test_ncu_parse import DETAILS, RAW
+
+    pages = {page: text.replace("strided_copy_kernel", "add_kernel") for page, text in (("raw", RAW), ("details", DETAILS))}
+    gpu_here(_stand_in_ncu(tmp_path / "ncu", pages))
+    diag = diagnose(CASES / "add_small_block.py", level="L2", gpu=True, settings=settings)
+    untuned = next(f for f in diag.findings if f.id == "untuned_config")
+    measured = [e for e in untuned.evidence if e.level == "L2"]
+    assert untuned.level == "L1" and [e.summary for e in measured][:1] == ["Speed of Light: memory 91.52%, SM 6.1% of peak"]

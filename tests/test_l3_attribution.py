@@ -263,3 +263,49 @@ def test_a_base_pointer_read_from_a_table_is_misaligned_not_a_gather(cache, tmp_
     found = _task_findings(cache, tmp_path, "table_copy", TABLE_COPY, "x = tl.load(src + offs, mask=offs < n, other=0.0)")
     assert found and found[0].id == "misaligned_access" and "read from memory" in found[0].message
     assert "uncoalesced_access" not in {f.id for f in found}
+
+
+SCATTER_COUNTS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bincount_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    b = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(hist_ptr + b, 1, mask=offs < n)
+
+
+def entry(x):
+    hist = torch.zeros(256, device=x.device, dtype=torch.int32)
+    bincount_kernel[(triton.cdiv(x.numel(), 1024),)](x, hist, x.numel(), BLOCK=1024)
+    return hist
+
+
+def reference(x):
+    return torch.bincount(x.long(), minlength=256).int()
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, 256, (case["n"],), generator=g, dtype=torch.int32).to(device),)
+
+
+CASES = [{"n": 1 << 20}, {"n": 1 << 16}, {"n": 3 << 18}, {"n": 1 << 12}, {"n": 1 << 22}]
+'''
+
+
+def test_a_scattered_atomic_is_a_fact_not_a_width_finding(cache, tmp_path):
+    """Triton issues one red per element of an atomic: its cost is contention, which L1 names; L3 records the
+    atomic's lowering at its line but makes no width finding of it."""
+    line_text = "tl.atomic_add(hist_ptr + b, 1, mask=offs < n)"
+    found = _task_findings(cache, tmp_path, "bincount", SCATTER_COUNTS, line_text)
+    widths = {"non_vectorized_load", "uncoalesced_access", "misaligned_access", "masked_access", "small_block"}
+    assert found and not widths & {f.id for f in found}  # its index's layout conversion is still one
+    path = tmp_path / "bincount.py"
+    report = attribute(compile_task(load_task(path), cache_dir=cache), path)
+    facts = report.facts_at(_line(path, line_text), str(path))
+    atomic = [f for f in facts if f["kind"] == "atomic"]
+    assert len(atomic) == 1 and atomic[0]["summary"].startswith("atomic of `hist_ptr`")

@@ -488,3 +488,49 @@ def test_an_index_loaded_from_a_tensor_does_not_make_the_tensor_written(tmp_path
     spec.loader.exec_module(module)
     _, _, loaded, stored = launch_facts._access_args(module.bins_kernel.fn)
     assert stored == {"hist_ptr"} and loaded == {"x_ptr", "BLOCK"}
+
+
+UPSAMPLE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def upsample_kernel(x_ptr, out_ptr, n_out, r, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.minimum(offs, n_out - 1) // r)
+    tl.store(out_ptr + offs, x, mask=offs < n_out)
+
+
+def entry(x, r):
+    out = torch.empty(x.numel() * r, device=x.device, dtype=x.dtype)
+    upsample_kernel[(triton.cdiv(out.numel(), 1024),)](x, out, out.numel(), r, BLOCK=1024)
+    return out
+
+
+def reference(x, r):
+    return x.repeat_interleave(r)
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(case["n"], generator=g).to(device), case["r"]
+
+
+CASES = [{"n": 100003, "r": 3}, {"n": 77777, "r": 5}, {"n": 4099, "r": 7}]
+FEW_CASES = "a width-cause test"
+'''
+
+
+def test_with_no_aligned_case_a_load_narrowed_by_its_division_does_not_confirm_misalignment(tmp_path):
+    """Every case's odd `n_out` costs the masked store its width, but the load's offsets pass through `// r`: L3
+    names the division first, so the load is not cited as narrowed by the launch fact; the store is."""
+    path = _task(tmp_path, "upsample", UPSAMPLE)
+    diag = diagnose(path, level="L3", gpu=False, settings=load_settings())
+    lines = path.read_text().splitlines()
+    load_line, store_line = (next(i for i, ln in enumerate(lines, 1) if text in ln) for text in ("x = tl.load", "tl.store"))
+    confirmed = [f for f in diag.findings if f.id in ("masked_access", "misaligned_access") and f.level == "L3"
+                 and any(e.data.get("case") is not None for e in f.evidence)]
+    assert confirmed and all(load_line not in f.kernel_lines for f in confirmed)
+    assert any(store_line in f.kernel_lines for f in confirmed)

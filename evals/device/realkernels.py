@@ -21,6 +21,8 @@ import time
 import tomllib
 from pathlib import Path
 
+from kopt.vocabulary import OBSERVED_SOURCES
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "evals" / "realkernels" / ".cache" / "tasks"
 MANIFEST = ROOT / "evals" / "realkernels" / "manifest.toml"
@@ -46,13 +48,15 @@ def run_json(args: list[str], timeout_s: float) -> tuple[dict, float]:
 
 
 def top_finding(diag: dict) -> dict | None:
-    """The first finding, with what a reader checks: a cited source line, and the evidence behind it."""
+    """The first finding, with what a reader checks: a cited source line, and the evidence behind it (observed: a
+    launch, compiled-code or profiler fact among it)."""
     findings = diag.get("findings") or []
     if not findings:
         return None
     f = findings[0]
     return {"id": f["id"], "level": f["level"], "confidence": f["confidence"], "lines": f["kernel_lines"][:5],
             "cites_line": bool(f["kernel_lines"]), "evidence": sorted({e["source"] for e in f["evidence"]}),
+            "observed": any(e["source"] in OBSERVED_SOURCES for e in f["evidence"]),
             "message": f["message"][:200]}
 
 
@@ -101,8 +105,11 @@ def main() -> None:
         out.write_text(json.dumps(results, indent=1))
         top = row["top"] or {}
         print(f"{row['name']:26s} diagnose {row['diagnose_s']:6.1f}s {row['diagnose_error'] or ''}"
-              f" top={top.get('id')}@{top.get('level')} lines={top.get('lines')}"
+              f" top={top.get('id')}@{top.get('level')} lines={top.get('lines')} observed={top.get('observed')}"
               f" valid={(row.get('validate') or {}).get('ok')}", flush=True)
+    tops = [r.get("top") or {} for r in results["rows"].values()]
+    print(f"{sum(bool(t.get('cites_line') and t.get('observed')) for t in tops)} of {len(tops)} top findings cite a "
+          "line and an observed (launch, compiled-code or profiler) fact")
 
 
 def _has_gpu() -> bool:

@@ -1,7 +1,8 @@
 """The escalation policy: run L1 -> L2 -> L3 -> L4 and stop at the first level that yields a grounded,
-actionable hypothesis, so a cheap answer costs nothing deeper; go deeper when the evidence is weak or
-the hypothesis at this level was already tried and failed. Every level's outcome (used, not needed,
-skipped, unavailable) is recorded with its reason, so the report can say why it stopped where it did.
+actionable hypothesis (at L1, one standing on an observed launch, not on the source text alone), so a cheap answer
+costs nothing deeper; go deeper when the evidence is weak or the hypothesis at this level was already tried and
+failed. Every level's outcome (used, not needed, skipped, unavailable) is recorded with its reason, so the report
+can say why it stopped where it did.
 
 The target picks the toolchain and the evidence: NVIDIA Triton (TTGIR/PTX/SASS, Triton's source) or
 triton-ascend (the adapter's IR, triton-ascend's source and the Ascend pass notes). On Ascend without an NPU
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kopt.config import Settings
+from kopt.diagnose.corroborate import corroborate
 from kopt.diagnose.launch_facts import (
     chain_lengths,
     cite_launches,
@@ -345,6 +347,8 @@ class _Run:
         best = next((f for f in merge(self.found, self.failed) if grounded(f, self.failed)), None)
         if best is None or done == "L2" or self.untestable:
             return None  # with no NPU a rewrite cannot be measured, so the compiler's own conditions are worth L4
+        if done == "L1" and not best.observed:
+            return None  # a source pattern alone: the compiled kernel (and a profile, with a GPU) must bear it out
         return (f"{done} yielded a grounded, actionable hypothesis: {best.id} (confidence {best.confidence:.2f}"
                 f"{', patterns ' + ', '.join(best.patterns[:2]) if best.patterns else ''})")
 
@@ -518,7 +522,7 @@ class _Run:
                 if f.level == "L1" and width_claim(f) and f.confidence >= GROUNDED:
                     f.confidence = UNCOMPILED_WIDTH
                     f.message += " (not compiled: the access widths are unconfirmed)"
-        self.diag.findings = merge(self.found, self.failed)
+        self.diag.findings = corroborate(merge(self.found, self.failed), self.diag.l3, self.path)
         self.diag.launch_facts = self.launch_facts
         return self.diag
 

@@ -576,7 +576,7 @@ def _spin_wait(s: KernelScan) -> list[Signal]:
         return []
     return [Signal("spin_wait", s.fn.name, sorted(set(polls)), "a while loop polls memory that another program "
                    "writes: programs wait on one another, so the grid runs as a chain",
-                   _explains(s, "atomic_contention", "low_occupancy"))]
+                   _explains(s, "atomic_contention", "low_occupancy", *WIDTH_FINDINGS))]  # the chain sets the time
 
 
 @detects("while_tile_loop")
@@ -720,10 +720,12 @@ def _broadcast_matmul(s: KernelScan) -> list[Signal]:
             continue
         axis %= left[0]
         if left[1] and right[1] and not left[1] & right[1] and axis not in left[1] | right[1]:
+            # with no tl.dot the pipeliner has no dot to feed: unpipelined loads follow from it too
             out.append(Signal("broadcast_matmul", s.fn.name, [call.lineno],
                               f"tl.sum({ast.unparse(product)}, axis={axis}) is a matrix product done as a broadcast "
                               "multiply and a reduction: FMA units, no tensor cores", _explains(
-                                  s, "small_block", "layout_conversion", "register_spill", *WIDTH_FINDINGS)))
+                                  s, "small_block", "layout_conversion", "register_spill", "no_software_pipelining",
+                                  *WIDTH_FINDINGS)))
     out += _outer_product_loops(s)
     return out
 

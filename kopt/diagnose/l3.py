@@ -208,8 +208,10 @@ class _KernelAttribution:
         share = self.traffic.get(op.index, 0) / max(1, sum(self.traffic.values()))
         fact["traffic_share"] = round(share, 3)
         self.memory[op.index] = fact
-        reasons = self._width_reasons(acc, fastest, order, per_thread, achieved) if achieved < 16 else []
-        fact["why"] = [r[1] for r in reasons]
+        # an atomic costs its serialization (atomic_contention), not its width: Triton issues one red/atom per element
+        narrow = achieved < 16 and kind != "atomic"
+        reasons = self._width_reasons(acc, fastest, order, per_thread, achieved) if narrow else []
+        fact["why"], fact["causes"] = [r[1] for r in reasons], [r[0] for r in reasons]
         ptx_kind = "cp.async" if op.name.startswith("ttg.async") else "ld" if kind == "load" else "st"
         instr = code.first.get(ptx_kind, "") if code else ""
         where = f"PTX {instr.split()[0]}" if ptx_bytes and instr else f"sizePerThread={layout.size_per_thread if layout else [spt]}"

@@ -29,6 +29,7 @@ DEFAULT_SMS = 132
 TINY_GRID_CONFIDENCE = 0.85  # a grid below the SM count leaves SMs idle whatever the kernel does
 THIN_GRID_CONFIDENCE = 0.8  # a grid of about one small program per SM: every SM works, but with few warps
 MISALIGNED_CONFIDENCE = 0.8
+DEEPER_WIDTH_CAUSES = ("uncoalesced_access", "modulo_indexing")  # narrow whatever the alignment: a gather, a stride, a %
 STRIDE_CONFIRMED = 0.7  # a runtime stride on the lanes' axis that no case passes as 1
 REREAD_CONFIRMED = 0.75  # a tile streamed again by the programs of a grid axis every case launches wider than 1
 SHORT_CHAIN = 1024  # a serial loop's axis no longer than this in every case fits one tile: a block op, not a split
@@ -801,13 +802,15 @@ def confirm(finding: Finding, facts: LaunchFacts, case: int, case_report: Any, b
     """An L3 finding for a launch finding's case: the loads/stores its own specialization compiles narrower than the
     compiled aligned case (or below 16 B when every case is misaligned), weighted by the bytes they move.
     None when that case's code is no narrower, or only where its tile gives each thread no more bytes than it moves
-    (a small tile, not alignment, sets that width): the launch fact did not cost vector width."""
+    (a small tile, not alignment, sets that width), or, with no aligned case to compare, where L3 names a more
+    fundamental reason first (a gather, a stride, a modulo): the launch fact did not cost vector width."""
     base = _widths(base_report) if base_report is not None else {}
     narrowed = []
     for key, fact in _widths(case_report).items():
         before = base.get(key, {}).get("vector_bytes", 16)
         tile_bound = fact.get("thread_bytes", 16) <= fact["vector_bytes"]  # the tile gives each thread no more
-        if fact["vector_bytes"] < min(16, before) and not tile_bound:
+        deeper = base_report is None and (fact.get("causes") or [None])[0] in DEEPER_WIDTH_CAUSES
+        if fact["vector_bytes"] < min(16, before) and not tile_bound and not deeper:
             narrowed.append((key, fact, before))
     if not narrowed:
         return None
