@@ -1,0 +1,62 @@
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def quantize_kernel(x_ptr, amax_ptr, q_ptr, n, BLOCK: tl.constexpr):
+    # q = round(x * 127 / amax), saturated to [-127, 127]
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    amax = tl.maximum(tl.load(amax_ptr).to(tl.float32), 1e-12)
+    inv_scale = 127.0 / amax
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    y = x * inv_scale
+    y = tl.where(y >= 0, tl.floor(y + 0.5), -tl.floor(-y + 0.5))
+    y = tl.minimum(tl.maximum(y, -127.0), 127.0)
+    tl.store(q_ptr + offs, y.to(tl.int8), mask=mask)
+
+
+def entry(x):
+    # per-tensor dynamic int8 quantisation of activations; returns (q, scale)
+    amax = x.abs().max().float().reshape(1)
+    q = torch.empty(x.shape, device=x.device, dtype=torch.int8)
+    n = x.numel()
+    BLOCK = 4096
+    quantize_kernel[(triton.cdiv(n, BLOCK),)](x, amax, q, n, BLOCK=BLOCK, num_warps=8)
+    scale = amax.clamp_min(1e-12) / 127.0
+    return q, scale
+
+
+def reference(x):
+    amax = x.float().abs().max().reshape(1).clamp_min(1e-12)
+    y = x.float() * (127.0 / amax)
+    y = torch.where(y >= 0, torch.floor(y + 0.5), -torch.floor(-y + 0.5))
+    return y.clamp(-127, 127).to(torch.int8), amax / 127.0
+
+
+def make_inputs(case, device, seed):
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    x = torch.randn((case["M"], case["N"]), generator=g, dtype=torch.float32).to(torch.bfloat16)
+    return (x.to(device),)
+
+
+CASES = [
+    {"M": 8192, "N": 8192},
+    {"M": 4096, "N": 14336},
+    {"M": 16384, "N": 4096},
+    {"M": 3000, "N": 11008},
+    {"M": 12288, "N": 5120},
+    {"M": 2048, "N": 28672},
+]
+SMALL_CASES = [{"M": 16, "N": 300}, {"M": 5, "N": 1000}]
+TOLERANCES = {"int8": (1, 0), "float32": (1e-6, 1e-6)}
+
+
+def bytes_moved(case):
+    n = case["M"] * case["N"]
+    return 2 * 2 * n + n + 4
+
+
+def flops(case):
+    n = case["M"] * case["N"]
+    return 4 * n
