@@ -51,7 +51,12 @@ def _line_facts(f: Finding, report: Any, task_path: str | Path) -> list[Evidence
 
 
 def _resources(kernel: dict[str, Any]) -> Evidence:
-    """A kernel's compiled shape: warps, registers, occupancy and the SASS instruction families that say how it runs."""
+    """A kernel's compiled shape: warps, registers, occupancy and the SASS instruction families that say how it runs
+    (on Ascend: the adapter's core mix and on-chip buffer use)."""
+    if "num_warps" not in kernel:
+        return Evidence("L3", "ttadapter", f"{kernel['kernel']} compiled for {kernel['target']}: mix mode "
+                        f"{kernel.get('mix_mode') or '?'}, on-chip buffers {kernel.get('buffer_bytes', '?')} of "
+                        f"{kernel.get('ub_bytes', '?')} B", {"kernel": kernel["kernel"]})
     occ, sass = kernel.get("occupancy") or {}, kernel.get("sass") or {}
     parts = [f"{kernel['kernel']} compiled for {kernel['target']}: num_warps={kernel['num_warps']}, "
              f"num_stages={kernel['num_stages']}, {kernel.get('registers') or '?'} registers/thread"]
