@@ -309,3 +309,4 @@ def test_a_scattered_atomic_is_a_fact_not_a_width_finding(cache, tmp_path):
     facts = report.facts_at(_line(path, line_text), str(path))
     atomic = [f for f in facts if f["kind"] == "atomic"]
     assert len(atomic) == 1 and atomic[0]["summary"].startswith("atomic of `hist_ptr`")
+    assert atomic[0]["mask"] and atomic[0]["summary"].endswith("; masked")

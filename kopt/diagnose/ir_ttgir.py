@@ -249,7 +249,7 @@ def _mask_operand(op: Op) -> str | None:
         return m.group(1) if m else None
     if op.name == "tt.load" and len(op.operands) >= 2:
         return op.operands[1]
-    if op.name == "tt.store" and len(op.operands) >= 3:
+    if op.name in ("tt.store", "tt.atomic_rmw") and len(op.operands) >= 3:  # (ptr, value, mask)
         return op.operands[2]
     return None
 
