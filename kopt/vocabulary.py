@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, get_args
+from typing import Any, Iterable, Literal, get_args
 
 Level = Literal["L1", "L2", "L3", "L4"]
 LEVELS: tuple[str, ...] = get_args(Level)
@@ -139,6 +139,13 @@ class Finding:
             raise ValueError(f"unknown finding id {self.id!r}; known: {', '.join(sorted(FINDING_IDS))}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
+
+    def kernel(self, names: Iterable[str] | None = None) -> str | None:
+        """The kernel this finding is about: its evidence names it, or its message starts with it (`name: ...`), a
+        name among `names` when given."""
+        named = next((e.data["kernel"] for e in self.evidence if isinstance(e.data, dict) and e.data.get("kernel")), None)
+        head = self.message.split(":", 1)[0]
+        return named or (head if (head in set(names) if names is not None else head.isidentifier()) else None)
 
     @property
     def observed(self) -> bool:

@@ -21,7 +21,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from kopt.vocabulary import OBSERVED_SOURCES
+from kopt.vocabulary import Finding
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "evals" / "realkernels" / ".cache" / "tasks"
@@ -56,7 +56,7 @@ def top_finding(diag: dict) -> dict | None:
     f = findings[0]
     return {"id": f["id"], "level": f["level"], "confidence": f["confidence"], "lines": f["kernel_lines"][:5],
             "cites_line": bool(f["kernel_lines"]), "evidence": sorted({e["source"] for e in f["evidence"]}),
-            "observed": any(e["source"] in OBSERVED_SOURCES for e in f["evidence"]),
+            "observed": Finding.from_dict(f).observed,
             "message": f["message"][:200]}
 
 

@@ -19,22 +19,21 @@ def corroborate(findings: list[Finding], report: Any, task_path: str | Path) -> 
     """Add compiled (report: the L3Report, or None) and measured (the L2 bound findings among `findings`) facts to
     every finding that observes nothing yet. Returns the same list."""
     kernels = {k["kernel"]: k for k in (report.kernels if report is not None else [])}
-    profiled = {_kernel(f): f for f in findings if f.id in BOUNDS and f.level == "L2"}
+    profiled = {f.kernel(): f for f in findings if f.id in BOUNDS and f.level == "L2"}
     for f in [f for f in findings if not f.observed]:
-        kernel = _kernel(f)
+        kernel = f.kernel()
         compiled = _line_facts(f, report, task_path) if report is not None else []
-        if not compiled and (kernel in kernels or len(kernels) == 1):
-            compiled = [_resources(kernels.get(kernel) or next(iter(kernels.values())))]
-        measured = profiled.get(kernel) or (next(iter(profiled.values())) if len(profiled) == 1 else None)
-        f.evidence += compiled + _measured(measured)
+        if not compiled and (resources := _only_or(kernels, kernel)):
+            compiled = [_resources(resources)]
+        f.evidence += compiled + _measured(_only_or(profiled, kernel))
     return findings
 
 
-def _kernel(f: Finding) -> str | None:
-    """The kernel a finding names: in its evidence, or as its message's first word (`name: ...`)."""
-    named = next((e.data["kernel"] for e in f.evidence if isinstance(e.data, dict) and e.data.get("kernel")), None)
-    head = f.message.split(":", 1)[0]
-    return named or (head if head.isidentifier() else None)
+def _only_or(by_kernel: dict, kernel: str | None) -> Any:
+    """The entry for the finding's kernel; for a finding that names none, the only entry there is."""
+    if kernel is None:
+        return next(iter(by_kernel.values())) if len(by_kernel) == 1 else None
+    return by_kernel.get(kernel)
 
 
 def _line_facts(f: Finding, report: Any, task_path: str | Path) -> list[Evidence]:

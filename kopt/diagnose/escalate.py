@@ -108,7 +108,7 @@ def causes_first(findings: list[Finding], failed: set[str]) -> None:
         for claim in [e.data for e in cause.evidence if isinstance(e.data, dict) and e.data.get("explains")]:
             others, via = set(claim.get("others") or ()), set(claim.get("via") or ())
             for f in findings:
-                if f is cause or f.id not in claim["explains"] or f.id in explained or finding_kernel(f, others) in others:
+                if f is cause or f.id not in claim["explains"] or f.id in explained or f.kernel(others) in others:
                     continue
                 if via and not via & {a for e in f.evidence for a in e.data.get("args", [])}:
                     continue
@@ -139,17 +139,10 @@ def block_sizes_programs(launch: list[Finding], source: list[Finding]) -> list[F
     for many in [f for f in launch if f.id == "too_many_programs"
                  and not any(isinstance(e.data, dict) and e.data.get("explains") for e in f.evidence)]:
         kernel = many.message.split(":", 1)[0]
-        for small in [f for f in source if f.id == "small_block" and f.evidence and finding_kernel(f, {kernel}) == kernel]:
+        for small in [f for f in source if f.id == "small_block" and f.evidence and f.kernel({kernel}) == kernel]:
             claim = small.evidence[0].data
             claim["explains"] = list(dict.fromkeys([*claim.get("explains", []), "too_many_programs"]))
     return launch
-
-
-def finding_kernel(finding: Finding, kernels: Iterable[str]) -> str | None:
-    """The kernel a finding is about: its evidence names it, or its message starts with it."""
-    named = next((e.data["kernel"] for e in finding.evidence if isinstance(e.data, dict) and e.data.get("kernel")), None)
-    head = finding.message.split(":", 1)[0]
-    return named or (head if head in kernels else None)
 
 
 def on_side_kernel(finding: Finding, shares: dict[str, float], unlaunched: Iterable[str] = ()) -> Finding:
@@ -157,7 +150,7 @@ def on_side_kernel(finding: Finding, shares: dict[str, float], unlaunched: Itera
     beside the main pass) sinks in proportion: the LLM rounds set such findings aside as costing little. One about
     a kernel no case launches (the other branch of a size dispatch) sinks further: it costs nothing here."""
     unlaunched = set(unlaunched)
-    kernel = finding_kernel(finding, set(shares) | unlaunched)
+    kernel = finding.kernel(set(shares) | unlaunched)
     if kernel in unlaunched:
         finding.confidence = round(finding.confidence * NOT_LAUNCHED, 2)
         finding.message += f" (no case launches {kernel}: the task's shapes take another path)"
