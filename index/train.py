@@ -228,14 +228,40 @@ def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: f
     return {**stats, "examples": len(examples), **half_precision(out)}
 
 
-def train_reranker(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 16,
-                   max_tokens: int = 128, negatives: int = 1, layers: int = 3, lr: float = 1e-4, seed: int = SEED,
+def mined_rows(examples: list[Example], negatives: int = 1, seed: int = SEED) -> list[tuple[str, str, float]]:
+    """(query, chunk, label) rows from mined examples: each positive (1), its `negatives` hardest hybrid negatives
+    (0) and one easy negative, another example's positive (0: the easy ones teach the head to read the pair at all
+    before the hard ones refine it)."""
+    rng = random.Random(seed)
+    rows = [(e.query, e.positive, 1.0) for e in examples] + [(e.query, n, 0.0) for e in examples for n in e.negatives[:negatives]]
+    if len(examples) > 1:
+        rows += [(e.query, other.positive, 0.0) for e in examples
+                 for other in [rng.choice(examples)] if other.positive != e.positive]
+    return rows
+
+
+def teacher_rows(index, labels: Path) -> list[tuple[str, str, float]]:
+    """(query, chunk, relevance / 10) rows from an LLM's graded judgments of the hybrid top 20
+    (evals/retrieval/teacher/labels.jsonl: per question, its candidates as [corpus, path, start line, relevance]).
+    Every candidate is a row, the ones the LLM left out at 0: the teacher saw them all side by side, so a second
+    answer keeps the grade it was given instead of counting as a negative."""
+    items = [json.loads(line) for line in Path(labels).read_text().splitlines() if line.strip()]
+    served = {c["name"]: c["collection"] for c in index.corpora()}
+    texts: dict[tuple, str] = {}
+    for corpus, path in sorted({(c[0], c[1]) for item in items for c in item["candidates"]}):
+        if corpus in served:
+            for _, meta in index.backend.scroll(served[corpus], {"path": path}):
+                texts[(corpus, path, meta.get("start_line"))] = meta.get("text", "")
+    return [(item["query"], texts[(c[0], c[1], c[2])], c[3] / 10) for item in items for c in item["candidates"]
+            if (c[0], c[1], c[2]) in texts]
+
+
+def train_reranker(rows: list[tuple[str, str, float]], base: Path, out: Path, *, seconds: float, batch_size: int = 16,
+                   max_tokens: int = 128, layers: int = 3, lr: float = 1e-4, epochs: int = 1, seed: int = SEED,
                    progress: Callable[[str], None] = lambda _: None) -> dict:
     """Train a cross-encoder from the lower `layers` layers of the encoder at `base`, mean-pooled under a fresh
-    one-logit head, on (query, chunk, label) rows: each example's positive (1), its `negatives` hardest hybrid
-    negatives (0) and one easy negative, another example's positive (0: the easy ones teach the head to read the
-    pair at all before the hard ones refine it); save it as fp16 safetensors in `out`. Three layers of six: a
-    reranker reads 20-30 chunks per query on a CPU."""
+    one-logit head, with binary cross-entropy on (query, chunk, label in [0, 1]) rows; save it as fp16 safetensors in
+    `out`. Three layers of six: a reranker reads 20-30 chunks per query on a CPU."""
     import torch
     from sentence_transformers.base.modules import Dense, Transformer
     from sentence_transformers.cross_encoder import CrossEncoder
@@ -252,12 +278,11 @@ def train_reranker(examples: list[Example], base: Path, out: Path, *, seconds: f
     model.train()
     loss = BinaryCrossEntropyLoss(model)
     rng = random.Random(seed)
-    rows = [(e.query, e.positive, 1.0) for e in examples] + [(e.query, n, 0.0) for e in examples for n in e.negatives[:negatives]]
-    if len(examples) > 1:
-        rows += [(e.query, other.positive, 0.0) for e in examples
-                 for other in [rng.choice(examples)] if other.positive != e.positive]
-    rng.shuffle(rows)
-    steps = [rows[i: i + batch_size] for i in range(0, len(rows), batch_size)]
+    steps = []
+    for _ in range(epochs):
+        order = rows[:]
+        rng.shuffle(order)
+        steps += [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
 
     def step(batch: list[tuple]):
         queries, docs, labels = zip(*batch)
@@ -295,12 +320,21 @@ def half_precision(folder: Path) -> dict:
 
 
 def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | None = None, seed: int = SEED,
-          which: tuple[str, ...] = ("embedder", "reranker"), progress: Callable[[str], None] = lambda _: None) -> dict:
+          which: tuple[str, ...] = ("embedder", "reranker"), teacher: Path | None = None, epochs: int = 1,
+          progress: Callable[[str], None] = lambda _: None) -> dict:
     """The whole recipe: hard negatives from `index`, then each model in `which` under half of `seconds`
-    (all of it when only one is trained); the models land in out/<EMBEDDER> and out/<RERANKER>."""
+    (all of it when only one is trained); the models land in out/<EMBEDDER> and out/<RERANKER>. With `teacher`
+    (an LLM's graded judgments, see teacher_rows) the reranker learns from those instead of the mined pairs."""
     from kopt.index.embed import DEFAULT_MODEL, model_dir
 
     started = time.monotonic()
+    base = model_dir(DEFAULT_MODEL)
+    if teacher is not None and which == ("reranker",):
+        rows = teacher_rows(index, teacher)
+        if not rows:
+            raise KoptError(f"no candidate of {teacher} is in the index", hint="ingest the corpora it was judged on")
+        return {"examples": len(rows), "device": _device(), "reranker": train_reranker(
+            rows, base, out / RERANKER, seconds=seconds, epochs=epochs, seed=seed, progress=progress)}
     pairs = load_pairs(pairs_dir)
     saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora(), NEGATIVE_RULE)}.jsonl"
     if saved.is_file():  # the same pairs, draw and index: mining negatives again would give the same examples
@@ -312,11 +346,12 @@ def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | Non
     if not examples:
         raise KoptError("no training example: the index holds none of the pairs' positives",
                         hint="ingest the corpora the pairs were mined from (kopt ingest triton --path DIR)")
-    base = model_dir(DEFAULT_MODEL)
     report = {"examples": len(examples), "negatives_seconds": round(time.monotonic() - started, 1), "device": _device()}
     budget = seconds / len(which)
     if "embedder" in which:
         report["embedder"] = train_embedder(examples, base, out / EMBEDDER, seconds=budget, seed=seed, progress=progress)
     if "reranker" in which:
-        report["reranker"] = train_reranker(examples, base, out / RERANKER, seconds=budget, seed=seed, progress=progress)
+        rows = teacher_rows(index, teacher) if teacher is not None else mined_rows(examples, seed=seed)
+        report["reranker"] = train_reranker(rows, base, out / RERANKER, seconds=budget, epochs=epochs, seed=seed,
+                                            progress=progress)
     return report

@@ -82,8 +82,8 @@ def test_trained_reranker_reorders_a_real_hybrid_result(tiny):
         # a pair whose answer hybrid does not rank first: the reranker, taught that pair, must lift it (24 copies with
         # 3 negatives each: 24 steps of 4 rows; the mean-pooled head needs more than the 12 a CLS one took)
         ex = next(e for e in examples if top(e.query, "hybrid") != e.positive)
-        stats = T.train_reranker([ex] * 24, model_dir(DEFAULT_MODEL), models_dir() / T.RERANKER, seconds=600,
-                                 batch_size=4, negatives=3, lr=1e-3)
+        stats = T.train_reranker(T.mined_rows([ex] * 24, negatives=3), model_dir(DEFAULT_MODEL),
+                                 models_dir() / T.RERANKER, seconds=600, batch_size=4, lr=1e-3)
         assert stats["steps"] >= 20 and stats["last_loss"] < stats["first_loss"]
         reranked = index.search(ex.query, corpus="triton", k=5, mode="hybrid+rerank")
         assert reranked[0].text == ex.positive and "rerank" in reranked[0].meta

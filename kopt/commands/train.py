@@ -19,10 +19,14 @@ from kopt.output import emit_json, json_option
 @click.option("--limit", type=click.IntRange(1), default=1500, show_default=True,
               help="Pairs drawn (seeded) from the folder; fewer train faster on a CPU.")
 @click.option("--only", type=click.Choice(["embedder", "reranker"]), help="Train one model only.")
+@click.option("--teacher", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="An LLM's graded judgments of the hybrid top 20 (evals/retrieval/teacher/labels.jsonl): the "
+                   "reranker learns from them instead of the mined pairs.")
+@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True, help="Passes over the reranker's rows.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @json_option
-def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, only: str | None, seed: int,
-              as_json: bool) -> None:
+def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, only: str | None, teacher: Path | None,
+              epochs: int, seed: int, as_json: bool) -> None:
     """Train the code-aware embedder and the cross-encoder reranker on the mined pairs, with hard negatives from
     the hybrid retriever over the index in KOPT_HOME (ingest the pairs' corpora first). Runs at nice 10; uses
     the GPU when there is one."""
@@ -37,7 +41,8 @@ def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, onl
     try:
         with steps(not as_json) as step:
             report = train(index, pairs_dir, out, seconds=minutes * 60, limit=limit, seed=seed,
-                           which=(only,) if only else ("embedder", "reranker"), progress=step)
+                           which=(only,) if only else ("embedder", "reranker"), teacher=teacher,
+                           epochs=epochs, progress=step)
     finally:
         index.close()
     report["out"] = str(out)
