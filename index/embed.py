@@ -57,10 +57,32 @@ def load_model(name: str):
     return model
 
 
+@cache
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (avx512_bf16 or AMX). There, a BERT forward under bf16
+    autocast takes 0.42x the CPU time of float32 and its vectors keep a cosine of 0.99998 to the float32 ones
+    (evals/RESULTS.md), so embedding and reranking use it; elsewhere bf16 would be emulated, slower, and they stay
+    in float32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def cpu_autocast():
+    """The context a CPU forward pass runs in: bf16 autocast where the CPU has bf16 units, else nothing."""
+    import torch
+
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=native_bf16())
+
+
 def encode(model_name: str, texts: list[str], batch_size: int = 64) -> np.ndarray:
     model = load_model(model_name)
-    return np.asarray(model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                   show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
+    with cpu_autocast():
+        vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False,
+                               convert_to_numpy=True)
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def dimension(model_name: str) -> int:

