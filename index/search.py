@@ -296,14 +296,21 @@ class Index:
 
 def prior(query: str, chunk: StoredChunk) -> float:
     """How much the question's shape trusts a chunk of this kind and place (a factor on its fused score)."""
+    about_ir, about_lowering, wants_remedy = _query_shape(query)
     factor = 1.0
-    if not _IR_QUERY.search(query):
+    if not about_ir:
         factor *= KIND_PRIOR.get(chunk.kind, 1.0)
-    if _LOWERING_QUERY.search(query) and _FRONT_END.search(chunk.path):
+    if about_lowering and _FRONT_END.search(chunk.path):
         factor *= FRONT_END_PRIOR
-    if _REMEDY_QUERY.search(query) and chunk.kind == "pattern":
+    if wants_remedy and chunk.kind == "pattern":
         factor *= REMEDY_PRIOR
     return factor
+
+
+@lru_cache(maxsize=64)
+def _query_shape(query: str) -> tuple[bool, bool, bool]:
+    """(about IR, about lowering, asks for a remedy): read once per query, not once per candidate (~200 of them)."""
+    return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)))
 
 
 def links_of(chunk: StoredChunk) -> list:
