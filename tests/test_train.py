@@ -108,3 +108,22 @@ def test_a_chunk_defining_the_positives_symbol_under_another_name_is_no_negative
     assert names == {"buildcfgpass"}
     assert T._names_overlap(names, T._symbol_names(tablegen))
     assert not T._names_overlap(names, T._symbol_names(other))
+
+
+def test_teacher_rows_grade_every_judged_candidate_and_skip_what_the_index_lacks(tiny, tmp_path):
+    import json
+
+    settings, examples = tiny
+    index = open_index(settings)
+    try:
+        query = examples[0].query
+        hits = index.search(query, corpus="triton", k=4, mode="hybrid")
+        grades = [9.0, 0.0, 4.0, 0.0][: len(hits)]
+        candidates = [[h.chunk.corpus, h.chunk.path, h.chunk.start_line, g] for h, g in zip(hits, grades)]
+        candidates.append(["triton", "lib/Gone.cpp", 1, 10.0])  # judged once, no longer in the index
+        labels = tmp_path / "labels.jsonl"
+        labels.write_text(json.dumps({"query": query, "model": "m", "candidates": candidates}) + "\n")
+        rows = T.teacher_rows(index, labels)
+    finally:
+        index.close()
+    assert [(q, text, label) for q, text, label in rows] == [(query, h.text, g / 10) for h, g in zip(hits, grades)]
