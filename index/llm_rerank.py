@@ -17,6 +17,7 @@ from typing import Any
 from kopt.index.hits import Hit
 from kopt.llm import ExchangeWaiting
 
+LLM_MODE = "hybrid+llm"  # the search mode: the hybrid top RERANK_DEPTH, reordered by the configured LLM
 RERANK_DEPTH = 20  # hybrid hits the LLM reads, in one call
 SHOWN_LINES = 30  # lines of each chunk the LLM sees
 
@@ -40,6 +41,19 @@ Answer:
 """
 
 _CHOICE = re.compile(r"\bDoc(?:ument)?\s*:?\s*(\d+)\s*,\s*Relevance\s*:?\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def configured_llm(settings: Any) -> Any:
+    """The configured LLM that mode hybrid+llm reranks with; none configured is the user's to fix."""
+    from kopt.errors import KoptError
+    from kopt.llm import make_llm
+
+    llm = make_llm(settings)
+    if llm is None:
+        raise KoptError(f"mode {LLM_MODE} needs an LLM: set KOPT_LLM_PROVIDER (openai-like, openai, anthropic or "
+                        "exchange), KOPT_LLM_MODEL and, for openai-like, KOPT_LLM_BASE_URL (or [llm] provider, model, "
+                        "base_url in kopt.toml)")
+    return llm
 
 
 def parse_choices(reply: str, num_choices: int) -> tuple[list[int], list[float]]:

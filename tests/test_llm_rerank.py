@@ -190,3 +190,34 @@ def test_ask_cites_the_reranked_top_source(index_path, llm_server, tmp_path, rer
     assert answer.prose == "It is emitted by the pattern [1]."
     fallbacks = [n for n in answer.notes if "LLM rerank" in n]
     assert (fallbacks == []) if reranked else ("InternalServerError" in fallbacks[0] and "hybrid order" in fallbacks[0])
+
+
+def test_search_command_reranks_through_the_prompt_exchange_and_needs_an_llm(index_path, tmp_path):
+    """`kopt search --mode hybrid+llm` (a real subprocess): hybrid order and a note while the request waits, the
+    LLM's order once its reply is written, and one clear error when no LLM is configured."""
+    answer = next(i for i, h in enumerate(hybrid_hits(index_path, QUESTION)) if h.meta["path"] == "docs/guide.md")
+    assert answer >= 1  # hybrid does not rank it first
+    exchange = tmp_path / "exchange"
+    env = {**os.environ, "KOPT_INDEX_PATH": str(index_path), "KOPT_SEARCH_WORKER": "0", "KOPT_LLM_PROVIDER": "exchange",
+           "KOPT_LLM_EXCHANGE_DIR": str(exchange)}
+    command = [sys.executable, "-m", "kopt.cli", "search", QUESTION, "--corpus", "triton", "--mode", "hybrid+llm",
+               "--k", "3", "--json"]
+
+    def top(done) -> str:
+        assert done.returncode == 0, done.stderr
+        hits = json.loads(done.stdout)["items"]
+        assert len(hits) == 3
+        return hits[0]["meta"]["path"]
+
+    waiting = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert top(waiting) != "docs/guide.md" and "waiting for the LLM reply" in waiting.stderr
+    (request,) = exchange.glob("*.request.json")
+    request.with_name(request.name.replace(".request.json", ".reply.md")).write_text(
+        f"model: replay-model\nDoc: {answer + 1}, Relevance: 9\n")
+    replied = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert top(replied) == "docs/guide.md" and replied.stderr.strip() == ""
+
+    del env["KOPT_LLM_PROVIDER"]
+    unset = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    said = unset.stdout + unset.stderr  # with --json the error is a JSON object on stdout
+    assert unset.returncode != 0 and "mode hybrid+llm needs an LLM" in said and "Traceback" not in said

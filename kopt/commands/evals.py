@@ -12,9 +12,8 @@ import click
 
 from kopt.commands.groups import LazyGroup
 from kopt.errors import KoptError
+from kopt.index.llm_rerank import LLM_MODE as RERANKED
 from kopt.output import emit_json, json_option
-
-RERANKED = "hybrid+llm"  # the hybrid top RERANK_DEPTH, reordered by the configured LLM (kopt.index.llm_rerank)
 
 EVAL_COMMANDS: dict[str, str] = {
     "retrieval": "evals:retrieval_cmd",
@@ -67,10 +66,10 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
     from rich.progress import Progress
 
     from kopt.index import open_index
-    from kopt.index.llm_rerank import search_reranked
+    from kopt.index.llm_rerank import configured_llm, search_reranked
 
     settings = load_settings()
-    llm = _rerank_llm(settings) if RERANKED in mode_list else None
+    llm = configured_llm(settings) if RERANKED in mode_list else None
     fell_back: dict[str, str] = {}  # question -> why its latest rerank kept the hybrid order (a success clears it)
     index = open_index(settings)
     try:
@@ -104,18 +103,6 @@ def retrieval_cmd(gold_path: Path, modes: str, k: int, corpora: str, split: str,
         emit_json(report)
     else:
         _print_report(report, show_misses)
-
-
-def _rerank_llm(settings):
-    """The configured LLM that mode hybrid+llm reranks with; none configured is the user's to fix."""
-    from kopt.llm import make_llm
-
-    llm = make_llm(settings)
-    if llm is None:
-        raise KoptError(f"mode {RERANKED} needs an LLM: set KOPT_LLM_PROVIDER (openai-like, openai or anthropic), "
-                        "KOPT_LLM_MODEL and, for openai-like, KOPT_LLM_BASE_URL (or [llm] provider, model, base_url "
-                        "in kopt.toml)")
-    return llm
 
 
 def _warn_if_off_pin(served: list[dict], pins: dict) -> None:

@@ -81,10 +81,12 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
 @click.argument("query")
 @click.option("--corpus", multiple=True, help="Corpus to search (repeatable; default: all).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 200))
-@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "sparse", "hybrid+rerank", "hybrid+graph"]),
-              help="hybrid+rerank: the hybrid top 20 reordered by the trained cross-encoder (kopt index train; ~1 s a query on a "
-                   "CPU). hybrid+graph: hybrid, then the top hits lend score along the symbol graph (a pass's TableGen def "
-                   "-> its implementation, a pattern list -> the patterns).")
+@click.option("--mode", default="hybrid", show_default=True,
+              type=click.Choice(["hybrid", "dense", "sparse", "hybrid+llm", "hybrid+rerank", "hybrid+graph"]),
+              help="hybrid+llm: the hybrid top 20 reordered by the configured LLM (one call; the best ranker measured, "
+                   "evals/RESULTS.md). hybrid+rerank: reordered by a cross-encoder you trained (kopt index train; it "
+                   "has not beaten hybrid). hybrid+graph: hybrid, then the top hits lend score along the symbol graph "
+                   "(a pass's TableGen def -> its implementation, a pattern list -> the patterns).")
 @click.option("--target", type=click.Choice(["nvidia", "ascend"]),
               help="Only this target's compiler sources (with the pass notes and patterns); not with --corpus.")
 @click.option("--language", help="Filter: cpp, python, tablegen, mlir, markdown, rst, yaml.")
@@ -106,6 +108,13 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
     if target and (symbol or emitter):
         raise KoptError("--target scopes a search; with --symbol or --emitter name the corpus with --corpus")
     corpora = list(corpus) or None
+    settings = load_settings(qdrant_url=qdrant_url)
+    llm = None
+    if mode == "hybrid+llm" and not (symbol or emitter):
+        from kopt.index.llm_rerank import RERANK_DEPTH, configured_llm
+
+        llm, mode, asked = configured_llm(settings), "hybrid", k  # the LLM reorders the hybrid top RERANK_DEPTH
+        k = max(k, RERANK_DEPTH)
     if symbol:
         op, args, kwargs = "lookup_symbol", (symbol, corpora), {}
     elif emitter:
@@ -113,7 +122,6 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
     else:
         op, args, kwargs = "search", (query,), {"corpus": corpora, "k": k, "mode": mode, "filters": {
             "target": target, "language": language, "kind": kind, "path": path_glob, "passes": pass_name}}
-    settings = load_settings(qdrant_url=qdrant_url)
     with steps(not as_json) as step:
         step("asking the index's search worker")
         hits = worker.call(settings, op, *args, **kwargs)
@@ -128,6 +136,14 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
                 hits = getattr(index, op)(*args, **kwargs)
             finally:
                 index.close()
+        if llm is not None:
+            from kopt.index.llm_rerank import rerank
+
+            step(f"asking {getattr(llm, 'model', 'the LLM')} to rerank the top {len(hits)}")
+            hits, fell_back = rerank(llm, query, hits)
+            k = asked
+            if fell_back:
+                click.echo(fell_back, err=True)
     hits = hits[:k]
     if as_json:
         emit_json([{"rank": i, **h.to_dict()} for i, h in enumerate(hits, 1)])
