@@ -8,7 +8,6 @@ RERANK_DEPTH chunks per query, which costs far more on a CPU than the search its
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from functools import cache
 
 from kopt.errors import KoptError
@@ -44,9 +43,8 @@ def relevance(name: str, query: str, texts: list[str]) -> list[float]:
     """The cross-encoder's probability that each chunk text answers the query (its sigmoid head)."""
     from kopt.index.embed import cpu_autocast
 
-    model = load_reranker(name)
-    with cpu_autocast() if model.device.type == "cpu" else nullcontext():
-        probs = model.predict([(query, t) for t in texts], batch_size=32, show_progress_bar=False, convert_to_numpy=True)
+    with cpu_autocast():  # a CPU-only autocast: on a GPU the model runs as loaded
+        probs = load_reranker(name).predict([(query, t) for t in texts], batch_size=32, show_progress_bar=False, convert_to_numpy=True)
     return [float(p) for p in probs]
 
 

@@ -329,29 +329,33 @@ def train(index, pairs_dir: Path, out: Path, *, seconds: float, limit: int | Non
 
     started = time.monotonic()
     base = model_dir(DEFAULT_MODEL)
-    if teacher is not None and which == ("reranker",):
-        rows = teacher_rows(index, teacher)
-        if not rows:
-            raise KoptError(f"no candidate of {teacher} is in the index", hint="ingest the corpora it was judged on")
-        return {"examples": len(rows), "device": _device(), "reranker": train_reranker(
-            rows, base, out / RERANKER, seconds=seconds, epochs=epochs, seed=seed, progress=progress)}
-    pairs = load_pairs(pairs_dir)
-    saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora(), NEGATIVE_RULE)}.jsonl"
-    if saved.is_file():  # the same pairs, draw and index: mining negatives again would give the same examples
-        examples = [Example(**json.loads(line)) for line in saved.read_text().splitlines()]
-    else:
-        examples = build_examples(index, pairs, limit=limit, seed=seed, progress=progress)
-        out.mkdir(parents=True, exist_ok=True)
-        saved.write_text("".join(json.dumps(vars(e)) + "\n" for e in examples))
-    if not examples:
-        raise KoptError("no training example: the index holds none of the pairs' positives",
-                        hint="ingest the corpora the pairs were mined from (kopt ingest triton --path DIR)")
-    report = {"examples": len(examples), "negatives_seconds": round(time.monotonic() - started, 1), "device": _device()}
+    report: dict = {"device": _device()}
+    examples = _examples(index, pairs_dir, out, limit, seed, progress) if "embedder" in which or teacher is None else []
+    if examples:
+        report.update(examples=len(examples), negatives_seconds=round(time.monotonic() - started, 1))
     budget = seconds / len(which)
     if "embedder" in which:
         report["embedder"] = train_embedder(examples, base, out / EMBEDDER, seconds=budget, seed=seed, progress=progress)
     if "reranker" in which:
         rows = teacher_rows(index, teacher) if teacher is not None else mined_rows(examples, seed=seed)
+        if not rows:
+            raise KoptError(f"no candidate of {teacher} is in the index", hint="ingest the corpora it was judged on")
+        report.setdefault("examples", len(rows))
         report["reranker"] = train_reranker(rows, base, out / RERANKER, seconds=budget, epochs=epochs, seed=seed,
                                             progress=progress)
     return report
+
+
+def _examples(index, pairs_dir: Path, out: Path, limit: int | None, seed: int, progress: Callable[[str], None]) -> list[Example]:
+    """The mined pairs' training examples, hard negatives included; kept in `out` by a digest of what made them."""
+    pairs = load_pairs(pairs_dir)
+    saved = out / f"examples-{_digest(pairs, limit, seed, index.corpora(), NEGATIVE_RULE)}.jsonl"
+    if saved.is_file():  # the same pairs, draw and index: mining negatives again would give the same examples
+        return [Example(**json.loads(line)) for line in saved.read_text().splitlines()]
+    examples = build_examples(index, pairs, limit=limit, seed=seed, progress=progress)
+    if not examples:
+        raise KoptError("no training example: the index holds none of the pairs' positives",
+                        hint="ingest the corpora the pairs were mined from (kopt ingest triton --path DIR)")
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text("".join(json.dumps(vars(e)) + "\n" for e in examples))
+    return examples

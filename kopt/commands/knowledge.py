@@ -109,18 +109,17 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
         raise KoptError("--target scopes a search; with --symbol or --emitter name the corpus with --corpus")
     corpora = list(corpus) or None
     settings = load_settings(qdrant_url=qdrant_url)
-    llm = None
+    llm, fetch = None, k
     if mode == "hybrid+llm" and not (symbol or emitter):
         from kopt.index.llm_rerank import RERANK_DEPTH, configured_llm
 
-        llm, mode, asked = configured_llm(settings), "hybrid", k  # the LLM reorders the hybrid top RERANK_DEPTH
-        k = max(k, RERANK_DEPTH)
+        llm, mode, fetch = configured_llm(settings), "hybrid", max(k, RERANK_DEPTH)  # the LLM reorders the top 20
     if symbol:
         op, args, kwargs = "lookup_symbol", (symbol, corpora), {}
     elif emitter:
         op, args, kwargs = "find_emitter", (query, corpora), {"k": k}
     else:
-        op, args, kwargs = "search", (query,), {"corpus": corpora, "k": k, "mode": mode, "filters": {
+        op, args, kwargs = "search", (query,), {"corpus": corpora, "k": fetch, "mode": mode, "filters": {
             "target": target, "language": language, "kind": kind, "path": path_glob, "passes": pass_name}}
     with steps(not as_json) as step:
         step("asking the index's search worker")
@@ -141,7 +140,6 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
 
             step(f"asking {getattr(llm, 'model', 'the LLM')} to rerank the top {len(hits)}")
             hits, fell_back = rerank(llm, query, hits)
-            k = asked
             if fell_back:
                 click.echo(fell_back, err=True)
     hits = hits[:k]
