@@ -274,21 +274,24 @@ class EdgeBackend:
         return self._shard(name).count(CountRequest(exact=True))
 
     def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True,
-               vectors: bool = False) -> list[tuple]:
-        """(id, payload) pairs; with vectors, (id, dense, (indices, values), payload) points ready to upsert."""
-        from qdrant_edge import ScrollRequest
+               vectors: bool = False, text: bool = True) -> list[tuple]:
+        """(id, payload) pairs; with vectors, (id, dense, (indices, values), payload) points ready to upsert.
+        Without `text`, payloads leave the chunk's text out."""
+        from qdrant_edge import PayloadSelector, ScrollRequest
 
+        selector = payload if text or not payload else PayloadSelector.Exclude(["text"])
         out, offset = [], None
         while True:
             page, offset = self._shard(name).scroll(ScrollRequest(offset=offset, limit=1024, filter=_edge_filter(flt),
-                                                                   with_payload=payload, with_vector=vectors))
+                                                                   with_payload=selector, with_vector=vectors))
             out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
                      r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 
-    def query(self, name: str, dense, sparse, limit: int, flt: dict | None) -> tuple[list, list]:
-        """Dense and sparse nearest neighbours (either may be None): lists of (id, score, payload)."""
+    def query(self, name: str, dense, sparse, limit: int, flt: dict | None, payload: bool = True) -> tuple[list, list]:
+        """Dense and sparse nearest neighbours (either may be None): lists of (id, score, payload); without `payload`,
+        empty payloads (converting ~100 payloads costs several times the search: Index caches them instead)."""
         from qdrant_edge import Query, QueryBatchRequest, QueryRequest, SparseVector
 
         requests, order = [], []
@@ -297,11 +300,18 @@ class EdgeBackend:
                 continue
             vec = SparseVector(indices=q[0], values=q[1]) if key == SPARSE else list(q)
             requests.append(QueryRequest(limit=limit, query=Query.Nearest(vec, using=key), filter=_edge_filter(flt),
-                                         with_payload=True))
+                                         with_payload=payload))
             order.append(key)
         results = self._shard(name).query_batch(QueryBatchRequest(requests)) if requests else []
         found = {k: [(str(p.id), p.score, p.payload or {}) for p in r] for k, r in zip(order, results)}
         return found.get(DENSE, []), found.get(SPARSE, [])
+
+    def retrieve(self, name: str, ids: list[str], text: bool) -> dict[str, dict]:
+        """Payloads by point id: with `text`, the chunk text alone; without, everything else."""
+        from qdrant_edge import PayloadSelector
+
+        selector = PayloadSelector.Include(["text"]) if text else PayloadSelector.Exclude(["text"])
+        return {str(r.id): r.payload or {} for r in self._shard(name).retrieve(list(ids), with_payload=selector, with_vector=False)}
 
     def close(self) -> None:
         for shard in self._shards.values():
@@ -459,17 +469,20 @@ class ServerBackend:
         return self.client.count(name, exact=True).count
 
     def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True,
-               vectors: bool = False) -> list[tuple]:
+               vectors: bool = False, text: bool = True) -> list[tuple]:
+        from qdrant_client import models
+
+        selector = payload if text or not payload else models.PayloadSelectorExclude(exclude=["text"])
         out, offset = [], None
         while True:
             page, offset = self.client.scroll(name, scroll_filter=_client_filter(flt), limit=1024, offset=offset,
-                                              with_payload=payload, with_vectors=vectors)
+                                              with_payload=selector, with_vectors=vectors)
             out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
                      r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 
-    def query(self, name: str, dense, sparse, limit: int, flt: dict | None) -> tuple[list, list]:
+    def query(self, name: str, dense, sparse, limit: int, flt: dict | None, payload: bool = True) -> tuple[list, list]:
         from qdrant_client import models
 
         found = {}
@@ -478,9 +491,15 @@ class ServerBackend:
                 continue
             vec = models.SparseVector(indices=q[0], values=q[1]) if key == SPARSE else list(q)
             res = self.client.query_points(name, query=vec, using=key, limit=limit, query_filter=_client_filter(flt),
-                                           with_payload=True)
+                                           with_payload=payload)
             found[key] = [(str(p.id), p.score, p.payload or {}) for p in res.points]
         return found.get(DENSE, []), found.get(SPARSE, [])
+
+    def retrieve(self, name: str, ids: list[str], text: bool) -> dict[str, dict]:
+        from qdrant_client import models
+
+        selector = ["text"] if text else models.PayloadSelectorExclude(exclude=["text"])
+        return {str(r.id): r.payload or {} for r in self.client.retrieve(name, list(ids), with_payload=selector, with_vectors=False)}
 
     def close(self) -> None:
         if self.client is not ServerBackend._memory:

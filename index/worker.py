@@ -164,8 +164,9 @@ def _answer(sock: socket.socket, index_path: Path, idle: float, last_request) ->
         return index
 
     try:
-        try:  # open every collection and load the query encoder now, not in the first request
+        try:  # open every collection, load the query encoder and read the points' fields now, not in the first request
             current().search("warm up the search worker", k=1)
+            current().preload()
         except KoptError:  # an empty or broken index: each request will say so
             pass
         while index_path.is_dir():

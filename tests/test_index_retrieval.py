@@ -238,11 +238,13 @@ def test_cli_ingest_search_index(tmp_path, checkout):
 
 
 def test_fusion_weights_bm25_over_an_undecided_dense_list_and_expands_queries():
+    from kopt.index.hits import StoredChunk
     from kopt.index.search import _fuse, expand
 
-    sparse = [("a", 12.0, {"id": "a"}), ("b", 3.0, {"id": "b"})]
-    dense = [("b", 0.61, {"id": "b"}), ("c", 0.60, {"id": "c"}), ("a", 0.58, {"id": "a"})]
-    ranked = [h.meta["id"] for h in sorted(_fuse(dense, sparse, "hybrid"), key=lambda h: -h.score)]
+    chunk = {name: StoredChunk(symbol=name) for name in "abc"}
+    sparse = [("a", 12.0, chunk["a"]), ("b", 3.0, chunk["b"])]
+    dense = [("b", 0.61, chunk["b"]), ("c", 0.60, chunk["c"]), ("a", 0.58, chunk["a"])]
+    ranked = [h.chunk.symbol for h in sorted(_fuse(dense, sparse, "hybrid"), key=lambda h: -h.score)]
     assert ranked == ["a", "b", "c"]  # the strong BM25 hit beats dense's near-tie; a dense-only hit comes last
     assert "sm_90" in expand("why is this slow on Hopper") and expand("nothing to expand here") == ""
 
@@ -326,9 +328,9 @@ def test_the_top_hits_do_not_depend_on_how_many_are_asked_for(settings, checkout
     try:
         pools, query = [], index.backend.query
 
-        def recording(collection, dense, sparse, limit, flt):
+        def recording(collection, dense, sparse, limit, flt, **options):
             pools.append(limit)
-            return query(collection, dense, sparse, limit, flt)
+            return query(collection, dense, sparse, limit, flt, **options)
 
         index.backend.query = recording
         asked = {}
@@ -339,6 +341,33 @@ def test_the_top_hits_do_not_depend_on_how_many_are_asked_for(settings, checkout
         assert asked[3] == asked[10] == asked[20], asked  # the same candidates, whatever k
         few, many = index.search("quokka heuristic for the access order", k=3), index.search("quokka heuristic for the access order", k=20)
         assert [h.key for h in few] == [h.key for h in many[:3]]
+    finally:
+        index.close()
+
+
+def test_a_preloaded_index_reads_only_the_texts_it_returns(settings, checkout):
+    """Candidates come without payloads (converting them was most of a query's cost); a preloaded index (the worker)
+    knows every point's fields, reads the text of the k hits it returns and nothing else, and ranks as before."""
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    query = "quokka heuristic for the access order"
+    cold = open_index(settings)
+    try:
+        before = [(h.key, h.score, h.text, h.meta) for h in cold.search(query, k=5)]
+    finally:
+        cold.close()
+    index = open_index(settings)
+    try:
+        index.preload()
+        reads, retrieve = [], index.backend.retrieve
+
+        def recording(collection, ids, text):
+            reads.append((len(ids), text))
+            return retrieve(collection, ids, text)
+
+        index.backend.retrieve = recording
+        after = [(h.key, h.score, h.text, h.meta) for h in index.search(query, k=5)]
+        assert after == before and all(text for _, _, text, _ in after)
+        assert reads == [(5, True)], reads  # the five texts, in one read; no fields read per query
     finally:
         index.close()
 
