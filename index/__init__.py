@@ -10,17 +10,27 @@ import sys
 __all__ = ["Hit", "Index", "KoptRetriever", "open_index"]
 
 
-def load_numpy_with_one_blas_thread() -> None:
-    """Query embeddings are small matrix products, where OpenBLAS's thread hand-offs cost more than they save
-    (a 128-token query: 370 ms with 2 threads on a busy 2-core box, 90 ms with 1). OpenBLAS reads its thread count
-    once, when numpy loads; the variable is put back at once so that child processes are not affected."""
+def load_numpy_for_queries() -> None:
+    """Query embeddings are small matrix products (index/bert_query.py). OpenBLAS's idle threads spin for ~0.1 s
+    by default, which is ruinous beside busy cores (a 46-token query: 21 ms on one thread, 33 ms on two beside a
+    busy core, 700 ms beside two); told to sleep almost at once (OPENBLAS_THREAD_TIMEOUT=4, its minimum), two
+    threads take 16 ms on a quiet 2-core box, 26 ms beside one busy core and 18 ms beside two (evals/RESULTS.md).
+    OpenBLAS reads both once, when numpy loads; the variables are put back at once so child processes are not
+    affected, and a numpy already loaded, or a thread count the user set, is left alone."""
     if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
         return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    chosen = {"OPENBLAS_NUM_THREADS": str(min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)),
+              "OPENBLAS_THREAD_TIMEOUT": os.environ.get("OPENBLAS_THREAD_TIMEOUT", "4")}
+    saved = {k: os.environ.get(k) for k in chosen}
+    os.environ.update(chosen)
     try:
         import numpy  # noqa: F401
     finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
+        for key, value in saved.items():
+            if value is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = value
 
 
 def __getattr__(name: str):

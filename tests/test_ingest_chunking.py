@@ -127,6 +127,40 @@ def test_numpy_query_embedding_matches_sentence_transformers():
         assert float(fast @ encode(DEFAULT_MODEL, [query])[0]) > 0.9999
 
 
+def test_a_query_embeds_alike_on_one_blas_thread_or_two(monkeypatch):
+    """A second BLAS thread is used only while a core is free; either way the vector is the same."""
+    import numpy as np
+
+    from kopt.index import bert_query
+    from kopt.index.embed import DEFAULT_MODEL, MAX_TOKENS, model_dir
+
+    folder, query = model_dir(DEFAULT_MODEL), "why does my kernel spill registers when the tile grows " * 4
+    vectors = {}
+    for busy in (True, False):
+        monkeypatch.setattr(bert_query, "_cores_busy", lambda second, busy=busy: busy)
+        vectors[busy] = np.array(bert_query.encode_query(folder, query, MAX_TOKENS))
+    assert np.abs(vectors[True] - vectors[False]).max() < 1e-6
+
+
+def test_cores_taken_by_other_processes_read_as_busy():
+    """With a spinning process on every core, a query's embedding keeps to one BLAS thread."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from kopt.index.bert_query import _cores_busy
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in os.sched_getaffinity(0)]
+    try:
+        time.sleep(0.3)
+        assert _cores_busy.__wrapped__(0)
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+
+
 def test_whole_classes_list_their_methods_for_symbol_lookup():
     pattern = by_symbol(chunks_of("lib/Fixture/FixtureCoalesce.cpp"), "ReverseLoadPattern")[0]
     assert pattern.symbols == ["ReverseLoadPattern", "matchAndRewrite"]
