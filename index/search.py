@@ -52,7 +52,7 @@ _LOWERING_QUERY = re.compile(r"\b(?:lower(?:ed|s|ing)?|implement(?:ed|s)?|turned
 _FRONT_END = re.compile(r"(?:^|/)(?:language/|runtime/interpreter\.py$|docs/)")
 FRONT_END_PRIOR = 0.5  # dev: MRR 0.703 -> 0.730 (cumsum-lowering 6 -> 1, atomic-cas 2 -> 1, block-ptr miss -> 4)
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
-_QUOTED = re.compile(r"\"([^\"]{12,})\"|'([^']{12,})'|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
+_QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
 MESSAGE_WEIGHT = 1.0  # added x the message's Dice overlap with the chunk's best emitted diagnostic
 MESSAGE_MIN_OVERLAP = 0.6  # dev: MRR 0.730 -> 0.743 (pipelining-in-registers-remark 4 -> 1)
 # The n-th further chunk of a file ranked above scores x0.95^n (dev: x0.9 lifted R@10 0.949 -> 0.966; x0.95 keeps
@@ -110,14 +110,14 @@ class Index:
             raise
         self.where = settings.qdrant_url or str(settings.index_path)
         self._stored: dict[str, dict[str, StoredChunk]] = {}  # collection -> point id -> its fields, read once
+        self._points: dict[tuple, tuple[str, str]] = {}  # a chunk's Hit.key -> (collection, point id): for its text
 
     def preload(self) -> None:
         """Read every served point's fields (not its text) now, as a long-lived searcher (the worker) does after its
         warm-up: a query then converts no payload (~0.5 s once for both compiler trees, ~15 ms less per query)."""
         for _, entry in self._entries(None):
             for collection in filter(None, (entry["collection"], entry.get("history"))):
-                self._stored.setdefault(collection, {}).update(
-                    (pid, StoredChunk.from_payload(meta)) for pid, meta in self.backend.scroll(collection, text=False))
+                self._remember(collection, self.backend.scroll(collection, text=False))
 
     def _query(self, collection: str, dense, sparse, limit: int, flt: dict | None) -> tuple[list, list]:
         """backend.query's (id, score, StoredChunk) lists: the fields come from the cache, read on first sight."""
@@ -125,9 +125,15 @@ class Index:
         stored = self._stored.setdefault(collection, {})
         missing = {pid for pid, _, _ in d_hits + s_hits if pid not in stored}
         if missing:
-            stored.update((pid, StoredChunk.from_payload(meta))
-                          for pid, meta in self.backend.retrieve(collection, sorted(missing), text=False).items())
+            self._remember(collection, self.backend.retrieve(collection, sorted(missing), text=False).items())
         return ([(pid, score, stored[pid]) for pid, score, _ in found] for found in (d_hits, s_hits))
+
+    def _remember(self, collection: str, payloads) -> None:
+        """Keep (point id, payload without text) pairs as StoredChunks, and where each chunk's text is."""
+        stored = self._stored.setdefault(collection, {})
+        for pid, meta in payloads:
+            chunk = stored[pid] = StoredChunk.from_payload(meta)
+            self._points[(chunk.corpus, chunk.path, chunk.start_line)] = (collection, pid)
 
     def corpora(self) -> list[dict]:
         return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
@@ -171,11 +177,9 @@ class Index:
         fetch = max(POOL, k) * (4 if path_glob else 1)
         sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
         d_all, s_all = [], []  # candidates of every corpus, normalised together so no corpus gets a free top score
-        where: dict[tuple, tuple[str, str]] = {}  # a candidate's key -> (collection, point id): texts are read last
         for _, entry in self._entries(corpus, (filters or {}).get("target")):
             dense = (dense_vector or _query_embedding(entry["model"], query)) if mode != "sparse" else None
             d_hits, s_hits = self._query(entry["collection"], dense, sparse, fetch, flt)
-            where.update(((c.corpus, c.path, c.start_line), (entry["collection"], pid)) for pid, _, c in d_hits + s_hits)
             d_all += d_hits
             s_all += s_hits
         if path_glob:
@@ -191,20 +195,20 @@ class Index:
             hits = self._credit_links(hits)
         if mode == "hybrid" and not path_glob:
             hits = _spread_files(self._credit_history(self._credit_anchors(hits, corpus, flt), query, corpus))
-        return self._with_texts(_one_copy(hits)[:k], where)
+        return self._with_texts(_one_copy(hits)[:k])
 
-    def _with_texts(self, hits: list[Hit], where: dict[tuple, tuple[str, str]]) -> list[Hit]:
+    def _with_texts(self, hits: list[Hit]) -> list[Hit]:
         """The chunk text of the hits returned, read for them alone (candidates come without it)."""
         wanted: dict[str, list[str]] = {}
         for h in hits:
-            if not h.text and h.key in where:
-                collection, pid = where[h.key]
+            if not h.text and h.key in self._points:
+                collection, pid = self._points[h.key]
                 wanted.setdefault(collection, []).append(pid)
         texts = {(collection, pid): payload.get("text", "") for collection, ids in wanted.items()
                  for pid, payload in self.backend.retrieve(collection, ids, text=True).items()}
         for h in hits:
-            if not h.text and h.key in where:
-                h.text = texts.get(where[h.key], "")
+            if not h.text and h.key in self._points:
+                h.text = texts.get(self._points[h.key], "")
         return hits
 
     def _credit_emitters(self, hits: list[Hit], query: str, corpus, flt: dict) -> list[Hit]:
@@ -219,12 +223,12 @@ class Index:
             return hits
         by_key = {h.key: h for h in hits}
         for _, entry in self._entries(corpus):
-            _, s_hits = self.backend.query(entry["collection"], None, query_vector(" ".join(want)), 50,
-                                           {**flt, "diagnostics": NONEMPTY})
-            for _, _, meta in s_hits:
-                best = max((_dice(want, set(tokens(d))) for d in meta.get("diagnostics", [])), default=0.0)
+            _, s_hits = self._query(entry["collection"], None, query_vector(" ".join(want)), 50,
+                                    {**flt, "diagnostics": NONEMPTY})
+            for _, _, chunk in s_hits:
+                best = max((_dice(want, set(tokens(d))) for d in chunk.diagnostics), default=0.0)
                 if best >= MESSAGE_MIN_OVERLAP:
-                    hit = by_key.setdefault(_payload_key(meta), Hit.from_payload(0.0, meta))
+                    hit = by_key.setdefault((chunk.corpus, chunk.path, chunk.start_line), Hit(0.0, "", chunk))
                     hit.score = round(hit.score + MESSAGE_WEIGHT * best, 4)
         return list(by_key.values())
 
