@@ -1,11 +1,13 @@
 """doc2query through the prompt exchange: questions an LLM writes per chunk, as training pairs (issue 19, item 2).
 
 `write` cuts the source trees as `kopt ingest` does and writes one exchange request per batch of definitions
-(the chunk's code, cut to its first lines) asking for the questions a compiler engineer would ask whose answer is
-that code. Anyone answering exchange requests replies (first line `model: NAME`); `collect` reads the replies and
-writes `doc2query.jsonl` beside the other miners' pairs, each row carrying the replier's model. No eval set is read.
+(the chunk's code, cut to its first lines) asking for the questions whose answer is that code: a compiler
+engineer's (the default voice) or, with `--voice kernel`, a kernel author's, who sees symptoms, launch options and
+messages rather than the compiler's names. Anyone answering exchange requests replies (first line `model: NAME`);
+`collect` reads the replies and writes `doc2query.jsonl` (`doc2query-kernel.jsonl`) beside the other miners' pairs,
+each row carrying the replier's model. No eval set is read.
 
-    python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR
+    python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR [--voice kernel]
     python -m kopt.ingest.doc2query collect --exchange DIR --out evals/retrieval/pairs
 """
 
@@ -39,6 +41,19 @@ seen this code, would type to find it: what it does, where something happens, wh
 condition triggers it. Use the words an engineer would use, not the code's identifiers: at most one of the \
 {QUESTIONS} questions may name an identifier from the excerpt. Each question stands alone (no "this function").
 Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+KERNEL_QUESTIONS = 2
+SYSTEM_KERNEL = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
+Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
+The people searching are kernel authors: they write Triton kernels in Python, not the compiler. They search when \
+their kernel is slow, fails to compile, gives wrong results or behaves unexpectedly, or when they want to know what \
+an option, hint or environment variable does. For each numbered code excerpt, write {KERNEL_QUESTIONS} different \
+questions such a person could be asking when the answer lies in that code: the symptom they see, the kernel code or \
+launch setting they wrote (tl.dot, tl.load with a mask, num_warps, num_stages, block pointers, autotune configs, \
+and so on), or the message they got, in their own words. Do not use the excerpt's class, function, pass or \
+variable names; name only what a kernel author writes or sees. For code no kernel author would search for, ask \
+about the behaviour it causes that they could notice. Each question stands alone (no "this function").
+Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+VOICES = {"compiler": (SYSTEM, "doc2query"), "kernel": (SYSTEM_KERNEL, "doc2query-kernel")}  # prompt, pairs name
 
 
 def selected(corpus_chunks: dict[str, list[Chunk]]) -> list[Chunk]:
@@ -60,33 +75,35 @@ def excerpt(chunk: Chunk) -> str:
     return text + ("\n..." if len(text) < len("\n".join(lines)) else "")
 
 
-def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUEST) -> list[tuple[dict, list[dict]]]:
+def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUEST,
+                 voice: str = "compiler") -> list[tuple[dict, list[dict]]]:
     """(exchange request, the chunk references its numbers stand for) per batch."""
+    system, purpose = VOICES[voice]
     out = []
     for start in range(0, len(chunks), per_request):
         batch = chunks[start:start + per_request]
         body = "\n\n".join(f"[{k}] {c.path} ({c.kind} {c.qualname or c.symbol or ''})\n```\n{excerpt(c)}\n```"
                            for k, c in enumerate(batch, 1))
-        messages = [{"role": "system", "content": SYSTEM},
+        messages = [{"role": "system", "content": system},
                     {"role": "user", "content": f"{len(batch)} excerpts from {corpus}:\n\n{body}"}]
-        request = make_request(messages, None, {"purpose": "doc2query", "corpus": corpus,
+        request = make_request(messages, None, {"purpose": purpose, "corpus": corpus,
                                                 "batch": start // per_request + 1})
         out.append((request, [_ref(corpus, c) for c in batch]))
     return out
 
 
-def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST) -> int:
-    """Write every batch's request and `batches.json` (request id -> chunk references); returns the count."""
+def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, voice: str = "compiler") -> int:
+    """Write every batch's request and `batches.json` (the voice; request id -> chunk references); returns the count."""
     exchange, batches = Exchange(folder), {}
     for name, root in trees.items():
-        for request, refs in requests_for(name, selected(load_corpus(name, root).chunks), per_request):
+        for request, refs in requests_for(name, selected(load_corpus(name, root).chunks), per_request, voice):
             exchange.write(request)
             batches[request["id"]] = refs
-    (folder / "batches.json").write_text(json.dumps(batches, indent=1, sort_keys=True) + "\n")
+    (folder / "batches.json").write_text(json.dumps({"voice": voice, "requests": batches}, indent=1, sort_keys=True) + "\n")
     return len(batches)
 
 
-def parse(text: str, refs: list[dict], model: str) -> list[dict]:
+def parse(text: str, refs: list[dict], model: str, source: str = "doc2query") -> list[dict]:
     """Pair rows from one reply: `[N] question` lines; other lines, unknown numbers and short questions dropped."""
     rows, seen = [], set()
     for line in text.splitlines():
@@ -97,26 +114,28 @@ def parse(text: str, refs: list[dict], model: str) -> list[dict]:
         key = (query.lower(), int(m.group(1)))
         if len(query.split()) >= MIN_WORDS and key not in seen:
             seen.add(key)
-            rows.append({"query": query, "positive": refs[int(m.group(1)) - 1], "source": "doc2query", "model": model})
+            rows.append({"query": query, "positive": refs[int(m.group(1)) - 1], "source": source, "model": model})
     return rows
 
 
 def collect(folder: Path, out: Path) -> tuple[int, int, int]:
-    """doc2query.jsonl from the replies there; (requests, answered, rows). Requests without a reply wait."""
+    """doc2query.jsonl (doc2query-kernel.jsonl) from the replies there; (requests, answered, rows). Requests without
+    a reply wait."""
     if not (folder / "batches.json").is_file():
         raise KoptError(f"{folder}: no batches.json here; `write` makes the requests and it first")
-    batches = json.loads((folder / "batches.json").read_text())
+    written = json.loads((folder / "batches.json").read_text())
+    batches, source = written["requests"], VOICES[written["voice"]][1]
     exchange, rows, answered = Exchange(folder), [], 0
     for rid in sorted(batches):
         as_json, _, reply, _ = exchange.paths(rid)
         if not reply.is_file():
             continue
         got = exchange.ask(json.loads(as_json.read_text()))
-        rows += parse(got.text, batches[rid], got.model)
+        rows += parse(got.text, batches[rid], got.model, source)
         answered += 1
     rows.sort(key=lambda r: (r["positive"]["corpus"], r["positive"]["path"], r["positive"]["lines"], r["query"]))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "doc2query.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    (out / f"{source}.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return len(batches), answered, len(rows)
 
 
@@ -127,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--triton", type=Path)
     w.add_argument("--ascend", type=Path)
     w.add_argument("--per-request", type=int, default=PER_REQUEST)
+    w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's "
+                   "or a kernel author's")
     c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")
     c.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
     for p in (w, c):
@@ -137,10 +158,10 @@ def main(argv: list[str] | None = None) -> int:
             trees = {name: root for name, root in (("triton", args.triton), ("triton-ascend", args.ascend)) if root}
             if not trees:
                 raise KoptError("give --triton DIR and/or --ascend DIR")
-            print(f"{write(trees, args.exchange, args.per_request)} requests in {args.exchange}")
+            print(f"{write(trees, args.exchange, args.per_request, args.voice)} requests in {args.exchange}")
         else:
             total, answered, rows = collect(args.exchange, args.out)
-            print(f"{answered} of {total} requests answered: {rows} pairs in {args.out / 'doc2query.jsonl'}")
+            print(f"{answered} of {total} requests answered: {rows} pairs in {args.out}")
     except (KoptError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -142,7 +142,7 @@ def test_cli_refuses_expand_with_no_expand_in_one_line(tmp_path):
 def test_doc2query_writes_requests_and_collects_replies_with_their_model(tmp_path, checkout):
     exchange, out = tmp_path / "exchange", tmp_path / "pairs"
     assert doc2query.write({"triton": checkout}, exchange, per_request=2) >= 2
-    batches = json.loads((exchange / "batches.json").read_text())
+    batches = json.loads((exchange / "batches.json").read_text())["requests"]
     assert {len(refs) for refs in batches.values()} <= {1, 2}
     rid, refs = next((rid, refs) for rid, refs in sorted(batches.items()) if len(refs) == 2)
     request = json.loads((exchange / f"{rid}.request.json").read_text())
@@ -171,3 +171,18 @@ def test_doc2query_writes_requests_and_collects_replies_with_their_model(tmp_pat
     with pytest.raises(KoptError, match="refused"):
         doc2query.collect(exchange, out)
     assert doc2query.main(["collect", "--exchange", str(exchange), "--out", str(out)]) == 1
+
+
+def test_a_kernel_authors_voice_asks_for_their_words_and_collects_beside(tmp_path, checkout):
+    """--voice kernel: the same definitions, a prompt for what a kernel author sees, rows in doc2query-kernel.jsonl."""
+    exchange, out = tmp_path / "exchange", tmp_path / "pairs"
+    assert doc2query.main(["write", "--triton", str(checkout), "--exchange", str(exchange), "--per-request", "50",
+                           "--voice", "kernel"]) == 0
+    rid, refs = next(iter(json.loads((exchange / "batches.json").read_text())["requests"].items()))
+    request = json.loads((exchange / f"{rid}.request.json").read_text())
+    assert request["context"]["purpose"] == "doc2query-kernel" and "kernel authors" in request["messages"][0]["content"]
+    (exchange / f"{rid}.reply.md").write_text("model: test-model-7b\n[1] why does my kernel get slower when I raise num_stages\n")
+    assert doc2query.collect(exchange, out) == (1, 1, 1)
+    (row,) = [json.loads(line) for line in (out / "doc2query-kernel.jsonl").read_text().splitlines()]
+    assert row["source"] == "doc2query-kernel" and row["positive"] == refs[0] and not (out / "doc2query.jsonl").exists()
+
