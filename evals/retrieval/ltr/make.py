@@ -4,11 +4,13 @@ It lost to hybrid on dev (evals/RESULTS.md), so kopt does not ship it; this scri
 
     python evals/retrieval/ltr/make.py sample --expansion DIR     # DIR/doc2query.jsonl: without the 3000 questions
     KOPT_HOME=H python evals/retrieval/ltr/make.py features F.npz # one row per candidate of every question
+    python evals/retrieval/ltr/make.py features F.npz --questions doc2query-kernel   # the kernel-voice run
     python evals/retrieval/ltr/make.py train F.npz MODEL          # the trees
     python evals/retrieval/ltr/make.py dev MODEL                  # tune.yaml and gold.yaml dev: hybrid and the orders
 
 DIR is the doc2query expansion without the sampled questions; H an index whose triton and triton-ascend corpora
-were ingested with `--expand DIR` (and passes, patterns). `dev` runs on the index kopt ships (KOPT_HOME unset).
+were ingested with `--expand DIR` (and passes, patterns). `dev`, and the kernel-voice run's features, use the index
+kopt ships (KOPT_HOME unset): no expansion holds those questions.
 """
 
 from __future__ import annotations
@@ -89,8 +91,8 @@ def _held_out_files() -> set[str]:
     return files
 
 
-def _rows() -> list[dict]:
-    return [json.loads(line) for line in (RETRIEVAL / "pairs" / "doc2query.jsonl").read_text().splitlines() if line]
+def _rows(name: str = "doc2query") -> list[dict]:
+    return [json.loads(line) for line in (RETRIEVAL / "pairs" / f"{name}.jsonl").read_text().splitlines() if line]
 
 
 def _chunk(row: dict) -> tuple:
@@ -98,11 +100,11 @@ def _chunk(row: dict) -> tuple:
     return p["corpus"], p["path"], p["lines"][0]
 
 
-def questions() -> list[dict]:
-    """The 3000 questions: one per chunk, none whose positive file is a held-out gold file (seeded, so the same
-    every run)."""
+def questions(name: str = "doc2query") -> list[dict]:
+    """The 3000 questions of pairs/<name>.jsonl: one per chunk, none whose positive file is a held-out gold file
+    (seeded, so the same every run)."""
     held = _held_out_files()
-    pool = [r for r in _rows() if r["positive"]["path"] not in held]
+    pool = [r for r in _rows(name) if r["positive"]["path"] not in held]
     random.Random(SEED).shuffle(pool)
     picked, seen = [], set()
     for r in pool:
@@ -120,7 +122,7 @@ def sample(expansion: Path) -> None:
     print(f"{len(asked)} questions; expansion keeps {len(kept)} of {len(rows)} rows in {expansion}")
 
 
-def features(out: Path) -> None:
+def features(out: Path, name: str) -> None:
     import numpy as np
 
     from kopt.config import load_settings
@@ -130,7 +132,7 @@ def features(out: Path) -> None:
     index.preload()
     xs, ys, groups, started = [], [], [], time.time()
     try:
-        for n, q in enumerate(questions()):
+        for n, q in enumerate(questions(name)):
             hits, rows = candidates(index, q["query"])
             want = (q["positive"]["corpus"], q["positive"]["path"])
             xs += rows
@@ -203,7 +205,7 @@ def main(argv: list[str]) -> None:
     if step == "sample":
         sample(Path(args[args.index("--expansion") + 1]))
     elif step == "features":
-        features(Path(args[0]))
+        features(Path(args[0]), args[args.index("--questions") + 1] if "--questions" in args else "doc2query")
     elif step == "train":
         train(Path(args[0]), Path(args[1]))
     elif step == "dev":
