@@ -22,10 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from kopt.index.hits import Hit
 from kopt.index.tokenize import tokens
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: evals.* as the tests import it
+from evals.retrieval.teacher.make import held_out_files
 
 DEPTH = 50  # candidates per list: the hybrid, sparse and dense top DEPTH
 KINDS = ("function", "class", "pass", "td_record", "mlir_test", "doc", "code", "pass_note", "pattern")
@@ -79,16 +80,8 @@ HERE = Path(__file__).resolve().parent
 RETRIEVAL = HERE.parent
 SEED, COUNT = 20261204, 3000
 PARAMS = {"max_depth": 3, "max_iter": 200, "learning_rate": 0.05}
-WEIGHTS = (None, 0.3, 1.0)
-DEV_CORPORA = ["triton", "passes", "patterns"]  # as `kopt eval retrieval` searches by default  # the orders dev chooses among: the trees alone, or hybrid / best + w x probability
-
-
-def _held_out_files() -> set[str]:
-    files = set()
-    for name in ("holdout.yaml", "blind-2026-12.yaml"):
-        for q in yaml.safe_load((RETRIEVAL / name).read_text())["questions"]:
-            files |= {g["path"] for g in q["gold"]}
-    return files
+WEIGHTS = (None, 0.3, 1.0)  # the orders dev chooses among: the trees alone, or hybrid / best + w x probability
+DEV_CORPORA = ["triton", "passes", "patterns"]  # as `kopt eval retrieval` searches by default
 
 
 def _rows(name: str = "doc2query") -> list[dict]:
@@ -103,7 +96,7 @@ def _chunk(row: dict) -> tuple:
 def questions(name: str = "doc2query") -> list[dict]:
     """The 3000 questions of pairs/<name>.jsonl: one per chunk, none whose positive file is a held-out gold file
     (seeded, so the same every run)."""
-    held = _held_out_files()
+    held = held_out_files()
     pool = [r for r in _rows(name) if r["positive"]["path"] not in held]
     random.Random(SEED).shuffle(pool)
     picked, seen = [], set()

@@ -24,7 +24,8 @@ SEED, COUNT = 20261203, 240
 CORPORA = ["triton", "triton-ascend", "passes", "patterns"]
 
 
-def _held_out_files() -> set[str]:
+def held_out_files() -> set[str]:
+    """Every gold file of the held-out sets: no training question may be about one."""
     files = set()
     for name in ("holdout.yaml", "blind-2026-12.yaml"):
         for q in yaml.safe_load((RETRIEVAL / name).read_text())["questions"]:
@@ -33,7 +34,7 @@ def _held_out_files() -> set[str]:
 
 
 def sample() -> None:
-    held = _held_out_files()
+    held = held_out_files()
     rows = [json.loads(line) for line in (RETRIEVAL / "pairs" / "doc2query.jsonl").read_text().splitlines() if line]
     rows = [r for r in rows if r["positive"]["path"] not in held]
     rng = random.Random(SEED)
