@@ -15,7 +15,7 @@ from kopt.config import Settings
 from kopt.errors import KoptError
 from kopt.index import open_index
 from kopt.ingest import doc2query, ingest_corpus, pipeline
-from kopt.ingest.expansion import DEFAULT_MINERS, load_expansion
+from kopt.ingest.expansion import load_expansion
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
 CPP = "lib/Fixture/FixtureCoalesce.cpp"
@@ -124,9 +124,9 @@ def test_caps_turns_and_bad_rows(tmp_path, checkout):
         load_expansion([checkout])  # a folder without pair files
     folder = tmp_path / "pairs"
     folder.mkdir()
-    for name in ("lit", "commit", "doc2query"):
+    for name in ("lit", "commit", "doc2query-kernel", "doc2query"):
         shutil.copy(a, folder / f"{name}.jsonl")
-    assert load_expansion([folder]).files == [f"{m}.jsonl" for m in DEFAULT_MINERS if m in ("lit", "commit", "doc2query")]
+    assert load_expansion([folder]).files == ["doc2query.jsonl", "doc2query-kernel.jsonl"]  # the default miners, not lit or commit
 
 
 def test_cli_refuses_expand_with_no_expand_in_one_line(tmp_path):
