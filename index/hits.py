@@ -47,6 +47,11 @@ class StoredChunk:
                    extra={k: v for k, v in payload.items() if k not in named and k != "text"},
                    keys=tuple(k for k in payload if k != "text"))
 
+    @property
+    def key(self) -> tuple:
+        """Which chunk this is, across corpora: (corpus, path, first line)."""
+        return self.corpus, self.path, self.start_line
+
     def with_(self, **changes) -> StoredChunk:
         """A copy with these keys set (added after the stored ones when new)."""
         return StoredChunk.from_payload({**self.to_dict(), **changes})
@@ -73,8 +78,7 @@ class Hit:
 
     @property
     def key(self) -> tuple:
-        """Which chunk this is, across corpora: (corpus, path, first line)."""
-        return self.chunk.corpus, self.chunk.path, self.chunk.start_line
+        return self.chunk.key
 
     def cite(self) -> str:
         c = self.chunk

@@ -133,7 +133,7 @@ class Index:
         stored = self._stored.setdefault(collection, {})
         for pid, meta in payloads:
             chunk = stored[pid] = StoredChunk.from_payload(meta)
-            self._points[(chunk.corpus, chunk.path, chunk.start_line)] = (collection, pid)
+            self._points[chunk.key] = (collection, pid)
 
     def corpora(self) -> list[dict]:
         return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
@@ -228,7 +228,7 @@ class Index:
             for _, _, chunk in s_hits:
                 best = max((_dice(want, set(tokens(d))) for d in chunk.diagnostics), default=0.0)
                 if best >= MESSAGE_MIN_OVERLAP:
-                    hit = by_key.setdefault((chunk.corpus, chunk.path, chunk.start_line), Hit(0.0, "", chunk))
+                    hit = by_key.setdefault(chunk.key, Hit(0.0, "", chunk))
                     hit.score = round(hit.score + MESSAGE_WEIGHT * best, 4)
         return list(by_key.values())
 
