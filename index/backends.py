@@ -1,7 +1,7 @@
 """Two storage backends behind one small interface: Qdrant Edge on disk, or a Qdrant server.
 
-Each collection holds one corpus at one version, with a dense vector `dense` and a BM25 sparse
-vector `bm25` (IDF modifier). Which collection serves a corpus is kept in a catalog: a JSON file
+Each collection holds one corpus at one version, with a dense vector `dense`, a BM25 sparse vector `bm25` (IDF
+modifier) and, for a chunk that document expansion gives questions, a second dense vector `questions` (their mean). Which collection serves a corpus is kept in a catalog: a JSON file
 replaced atomically (Edge), or a `kopt_catalog` collection plus real Qdrant aliases (server).
 Filters are plain dicts: {key: value | [values]} means "matches (any of)"; {key: NONEMPTY} means
 "the list field has at least one element".
@@ -26,11 +26,12 @@ from pathlib import Path
 
 from kopt.errors import IndexError_
 
-DENSE, SPARSE = "dense", "bm25"
+DENSE, SPARSE, QUESTIONS = "dense", "bm25", "questions"
 NONEMPTY = object()
 KEYWORD_FIELDS = ("corpus", "path", "language", "kind", "symbols", "passes", "qualname",
                   "diagnostics")  # indexed, a "has diagnostics" filter takes 0.2 ms, not 10 (Triton, 5689 chunks)
-Point = tuple[str, list[float], tuple[list[int], list[float]], dict]
+# (id, dense vectors by name: DENSE always, QUESTIONS where the chunk has questions, (BM25 indices, values), payload)
+Point = tuple[str, dict[str, list[float]], tuple[list[int], list[float]], dict]
 
 
 def entry_collections(entry: dict) -> list[str]:
@@ -168,7 +169,7 @@ class EdgeBackend:
         path = self.root / "collections" / name
         shutil.rmtree(path, ignore_errors=True)
         shard = EdgeShard.create(str(path), EdgeConfig(
-            vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
+            vectors={key: EdgeVectorParams(size=dim, distance=Distance.Cosine) for key in (DENSE, QUESTIONS)},
             sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)}))
         for key in KEYWORD_FIELDS:
             shard.update(UpdateOperation.create_field_index(key, PayloadSchemaType.Keyword))
@@ -252,8 +253,8 @@ class EdgeBackend:
         from qdrant_edge import SparseVector, UpdateOperation
 
         self._writable_shard(name).update(UpdateOperation.upsert_points([
-            EdgePoint(pid, {DENSE: list(vec), SPARSE: SparseVector(indices=sp[0], values=sp[1])}, payload)
-            for pid, vec, sp, payload in points]))
+            EdgePoint(pid, {**_lists(vecs), SPARSE: SparseVector(indices=sp[0], values=sp[1])}, payload)
+            for pid, vecs, sp, payload in points]))
 
     def delete(self, name: str, ids: list[str]) -> None:
         from qdrant_edge import UpdateOperation
@@ -276,8 +277,7 @@ class EdgeBackend:
 
     def scroll(self, name: str, flt: dict | None = None, limit: int | None = None, payload: bool = True,
                vectors: bool = False, text: bool = True) -> list[tuple]:
-        """(id, payload) pairs; with vectors, (id, dense, (indices, values), payload) points ready to upsert.
-        Without `text`, payloads leave the chunk's text out."""
+        """(id, payload) pairs; with vectors, Points ready to upsert. Without `text`, payloads leave the chunk's text out."""
         from qdrant_edge import PayloadSelector, ScrollRequest
 
         selector = payload if text or not payload else PayloadSelector.Exclude(["text"])
@@ -285,27 +285,22 @@ class EdgeBackend:
         while True:
             page, offset = self._shard(name).scroll(ScrollRequest(offset=offset, limit=1024, filter=_edge_filter(flt),
                                                                    with_payload=selector, with_vector=vectors))
-            out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
-                     r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
+            out += [_point(r) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 
-    def query(self, name: str, dense, sparse, limit: int, flt: dict | None, payload: bool = True) -> tuple[list, list]:
-        """Dense and sparse nearest neighbours (either may be None): lists of (id, score, payload); without `payload`,
-        empty payloads (converting ~100 payloads costs several times the search: Index caches them instead)."""
+    def query(self, name: str, searches: dict, limit: int, flt: dict | None, payload: bool = True) -> dict[str, list]:
+        """Nearest neighbours per named vector ({DENSE: vector, SPARSE: (indices, values), ...}, in one batch): lists
+        of (id, score, payload); without `payload`, empty payloads (converting ~100 payloads costs several times the
+        search: Index caches them instead)."""
         from qdrant_edge import Query, QueryBatchRequest, QueryRequest, SparseVector
 
-        requests, order = [], []
-        for key, q in ((DENSE, dense), (SPARSE, sparse)):
-            if q is None:
-                continue
-            vec = SparseVector(indices=q[0], values=q[1]) if key == SPARSE else list(q)
-            requests.append(QueryRequest(limit=limit, query=Query.Nearest(vec, using=key), filter=_edge_filter(flt),
-                                         with_payload=payload))
-            order.append(key)
+        order = list(searches)
+        requests = [QueryRequest(limit=limit, filter=_edge_filter(flt), with_payload=payload, query=Query.Nearest(
+            SparseVector(indices=q[0], values=q[1]) if key == SPARSE else list(q), using=key))
+            for key, q in searches.items()]
         results = self._shard(name).query_batch(QueryBatchRequest(requests)) if requests else []
-        found = {k: [(str(p.id), p.score, p.payload or {}) for p in r] for k, r in zip(order, results)}
-        return found.get(DENSE, []), found.get(SPARSE, [])
+        return {k: [(str(p.id), p.score, p.payload or {}) for p in r] for k, r in zip(order, results)}
 
     def retrieve(self, name: str, ids: list[str], text: bool) -> dict[str, dict]:
         """Payloads by point id: with `text`, the chunk text alone; without, everything else."""
@@ -324,6 +319,17 @@ class EdgeBackend:
             if not (self.root / "collections" / name).is_dir():  # retired while this reader held it
                 _remove_free_slots(view.parent)
         self._slots.clear()
+
+
+def _lists(vectors: dict) -> dict[str, list[float]]:
+    return {key: list(vec) for key, vec in vectors.items()}
+
+
+def _point(record) -> tuple:
+    """A scrolled record (with its vectors) as a Point."""
+    sparse = record.vector[SPARSE]
+    return (str(record.id), _lists({k: v for k, v in record.vector.items() if k != SPARSE}),
+            (list(sparse.indices), list(sparse.values)), record.payload or {})
 
 
 def _is_view_of(view: Path, src: Path) -> bool:
@@ -440,7 +446,8 @@ class ServerBackend:
         if self.client.collection_exists(name):
             self.client.delete_collection(name)
         self.client.create_collection(
-            name, vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+            name, vectors_config={key: models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                                  for key in (DENSE, QUESTIONS)},
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)})
         with warnings.catch_warnings():  # the in-process ":memory:" mode ignores payload indexes, and says so
             warnings.simplefilter("ignore", UserWarning)
@@ -455,7 +462,7 @@ class ServerBackend:
         from qdrant_client import models
 
         self.client.upsert(name, [models.PointStruct(id=pid, payload=payload, vector={
-            DENSE: list(vec), SPARSE: models.SparseVector(indices=sp[0], values=sp[1])}) for pid, vec, sp, payload in points])
+            **_lists(vecs), SPARSE: models.SparseVector(indices=sp[0], values=sp[1])}) for pid, vecs, sp, payload in points])
 
     def delete(self, name: str, ids: list[str]) -> None:
         from qdrant_client import models
@@ -478,23 +485,20 @@ class ServerBackend:
         while True:
             page, offset = self.client.scroll(name, scroll_filter=_client_filter(flt), limit=1024, offset=offset,
                                               with_payload=selector, with_vectors=vectors)
-            out += [(str(r.id), list(r.vector[DENSE]), (list(r.vector[SPARSE].indices), list(r.vector[SPARSE].values)),
-                     r.payload or {}) if vectors else (str(r.id), r.payload or {}) for r in page]
+            out += [_point(r) if vectors else (str(r.id), r.payload or {}) for r in page]
             if offset is None or (limit and len(out) >= limit):
                 return out[:limit] if limit else out
 
-    def query(self, name: str, dense, sparse, limit: int, flt: dict | None, payload: bool = True) -> tuple[list, list]:
+    def query(self, name: str, searches: dict, limit: int, flt: dict | None, payload: bool = True) -> dict[str, list]:
         from qdrant_client import models
 
         found = {}
-        for key, q in ((DENSE, dense), (SPARSE, sparse)):
-            if q is None:
-                continue
+        for key, q in searches.items():
             vec = models.SparseVector(indices=q[0], values=q[1]) if key == SPARSE else list(q)
             res = self.client.query_points(name, query=vec, using=key, limit=limit, query_filter=_client_filter(flt),
                                            with_payload=payload)
             found[key] = [(str(p.id), p.score, p.payload or {}) for p in res.points]
-        return found.get(DENSE, []), found.get(SPARSE, [])
+        return found
 
     def retrieve(self, name: str, ids: list[str], text: bool) -> dict[str, dict]:
         from qdrant_client import models

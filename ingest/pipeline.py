@@ -4,8 +4,9 @@ A git corpus also gets a side collection of its files' commit subjects (ingest/h
 Each chunk's payload carries its symbol-graph edges (`links`, ingest/symbol_graph.py), and the catalog entry the
 graph's version and digest, so a graph built by other code makes another build.
 Document expansion (ingest/expansion.py; triton and triton-ascend by default, with the committed pairs): the
-questions known to point at a chunk join the text its BM25 vector is built from, and the catalog entry records
-which pairs (files, digest), so other pairs make another build.
+questions known to point at a chunk join the text its BM25 vector is built from, their mean MiniLM vector is the chunk's
+second dense vector (`questions`: the model was trained on question-question similarity, not on code), and the catalog
+entry records which pairs (files, digest), so other pairs make another build.
 
 Every ingest builds into a staging collection recorded in the catalog under `building`; only
 when it is complete, sealed (flushed and closed: never written again) and verified through a reader's view
@@ -24,8 +25,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from kopt.errors import KoptError
-from kopt.index.backends import entry_collections, open_backend
+from kopt.index.backends import DENSE, QUESTIONS, entry_collections, open_backend
 from kopt.index.embed import VectorCache, dimension, embed_text, encode, text_hash
 from kopt.index.tokenize import doc_vector, tokens
 from kopt.ingest import code_chunks, text_chunks
@@ -39,7 +42,7 @@ from kopt.ingest.symbol_graph import digest as graph_digest
 
 ID_NAMESPACE = uuid.UUID("6f1c2b8e-4d0a-4c55-9a51-6b6f70742d31")
 BATCH = 128
-PIPELINE = 5  # bump when chunking or enrichment changes: same content then still gets rebuilt payloads
+PIPELINE = 6  # bump when chunking, enrichment or the vectors stored change: same content then still gets rebuilt
 
 
 @dataclass
@@ -219,36 +222,48 @@ def _build(backend, cache, name, source, model, records, expansions, avgdl, reg,
     backend.delete(coll, sorted(present - records.keys()))  # left over by an earlier, different attempt
     todo = [pid for pid in records if pid not in present]
 
-    texts = {pid: embed_text(records[pid].header, records[pid].body) for pid in todo}
-    hashes = {pid: text_hash(t) for pid, t in texts.items()}
-    cached = cache.get_many(model, sorted(set(hashes.values())))
-    missing = sorted({h for h in hashes.values() if h not in cached})
+    chunk_texts = {pid: embed_text(records[pid].header, records[pid].body) for pid in todo}
+    hashes = {pid: text_hash(t) for pid, t in chunk_texts.items()}
+    asked = {pid: expansions[pid].split("\n") for pid in todo if expansions[pid]}  # one question per line
+    texts = {**{hashes[pid]: t for pid, t in chunk_texts.items()},
+             **{text_hash(q): q for questions in asked.values() for q in questions}}
+    cached = cache.get_many(model, sorted(texts))
+    missing = sorted(h for h in texts if h not in cached)
     embedded = 0
     with _progress(progress, f"ingest {name}@{source.version}", len(missing) + len(todo)) as bar:
-        by_hash = {h: pid for pid, h in hashes.items()}
         for i in range(0, len(missing), BATCH):
             part = missing[i : i + BATCH]
-            vecs = encode(model, [texts[by_hash[h]] for h in part])
-            fresh = dict(zip(part, vecs))
+            fresh = dict(zip(part, encode(model, [texts[h] for h in part])))
             cache.put_many(model, fresh)
             cached.update(fresh)
             embedded += len(part)
             bar(len(part), "embedding")
         for i in range(0, len(todo), BATCH * 4):
             part = todo[i : i + BATCH * 4]
-            backend.upsert(coll, [(pid, cached[hashes[pid]].tolist(),
+            backend.upsert(coll, [(pid, _vectors(cached, hashes[pid], asked.get(pid)),
                                    doc_vector(records[pid].text, avgdl, expansions[pid], EXPANSION_WEIGHT),
                                    payload(records[pid], name, source.version, reg, links[pid])) for pid in part])
             bar(len(part), "storing")
     backend.flush(coll)
     history = (_build_history(backend, coll, name, source, staging["dim"])
                if source.manifest.source == "git" and not source.exported else None)
+    questions = sum(1 for extra in expansions.values() if extra)
     _publish(backend, name, {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
+                             **({"questions": questions} if questions else {}),
                              "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})},
              served)
     new = len(records.keys() - old_ids) if old_ids else len(records)
     return {"collection": coll, "new": new, "reused": len(records) - new, "deleted": len(old_ids - records.keys()),
             "embedded": embedded}
+
+
+def _vectors(cached: dict, chunk_hash: str, questions: list[str] | None) -> dict[str, list[float]]:
+    """A point's dense vectors: the chunk's own, and the normalised mean of its questions' where it has some."""
+    vectors = {DENSE: cached[chunk_hash].tolist()}
+    if questions:
+        mean = np.mean([cached[text_hash(q)] for q in questions], axis=0)
+        vectors[QUESTIONS] = (mean / (np.linalg.norm(mean) or 1.0)).tolist()
+    return vectors
 
 
 def _publish(backend, name: str, entry: dict, served: dict | None) -> None:
@@ -303,7 +318,7 @@ def _build_history(backend, coll: str, name: str, source, dim: int) -> str | Non
     backend.drop(history)
     backend.create(history, dim)
     avgdl = sum(len(tokens(t)) for t in texts.values()) / len(texts)
-    placeholder = [1.0] + [0.0] * (dim - 1)
+    placeholder = {DENSE: [1.0] + [0.0] * (dim - 1)}
     points = [(str(uuid.uuid5(ID_NAMESPACE, f"{name}|history|{path}")), placeholder, doc_vector(text, avgdl),
                {"corpus": name, "path": path, "kind": "history"}) for path, text in texts.items()]  # no text: cheap to return
     for i in range(0, len(points), BATCH * 4):

@@ -559,7 +559,7 @@ def _is_curated_file(path: Path) -> bool:
 def upsert_index(settings: Settings, paths: list[Path]) -> str:
     """Put written synthesized patterns into the served `patterns` collection (replacing their old points),
     so the next L1 triage retrieves them. Returns what happened, in one line."""
-    from kopt.index.backends import open_backend
+    from kopt.index.backends import DENSE, open_backend
     from kopt.index.embed import embed_text, encode
     from kopt.index.tokenize import doc_vector
     from kopt.ingest.enrich import Registry
@@ -579,7 +579,7 @@ def upsert_index(settings: Settings, paths: list[Path]) -> str:
                 chunks, _ = chunk_file(rel, path.read_bytes())
                 backend.delete(coll, [pid for pid, _ in backend.scroll(coll, {"path": rel}, payload=False)])
                 vectors = encode(model, [embed_text(c.header, c.body) for c in chunks])
-                points += [(point_id("patterns", c), vec.tolist(), doc_vector(c.text, served.get("avgdl") or 200.0),
+                points += [(point_id("patterns", c), {DENSE: vec.tolist()}, doc_vector(c.text, served.get("avgdl") or 200.0),
                             payload(c, "patterns", served["version"], Registry())) for c, vec in zip(chunks, vectors)]
             backend.upsert(coll, points)
             backend.flush(coll)

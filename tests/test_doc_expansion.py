@@ -64,7 +64,7 @@ def test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own(set
     index.close()
 
     s = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
-    assert s.new == 1 and s.embedded == 0  # one chunk expanded; its dense vector came from the cache
+    assert s.new == 1 and s.embedded == 1  # one chunk expanded: its question embedded, its own vector from the cache
     index = open_index(settings)
     hits = index.search(WORDS, mode="sparse", k=5)
     hybrid = index.search(WORDS, k=5)
@@ -74,6 +74,43 @@ def test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own(set
     assert hits[0].text == target.text == plain.text and "axolotl" not in hits[0].text
     assert hits[0].cite() == plain.cite()
     assert hits[0].chunk.to_dict() == plain.chunk.to_dict()
+
+
+def test_a_chunks_questions_give_it_a_second_vector_that_finds_it_by_meaning(settings, checkout, tmp_path):
+    import numpy as np
+
+    from kopt.index.backends import DENSE, QUESTIONS, SPARSE
+    from kopt.index.embed import embed_query, encode
+
+    target = pattern_chunk(checkout)
+    chunks, _ = pipeline.chunk_file("python/triton/fixture_knobs.py",
+                                    (checkout / "python/triton/fixture_knobs.py").read_bytes())
+    other = next(c for c in chunks if c.symbol == "read_pelican_knob")
+    asked = ["Which pattern turns a load that walks memory backwards into a forward one?",
+             "Why is my reversed-index load rewritten before coalescing?"]
+    pairs = write_pairs(tmp_path / "doc2query.jsonl", [pair_row(target, q) for q in asked] + [
+        pair_row(other, "How do I make the compiler dump its intermediate files through an environment variable?")])
+    ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
+    entry = json.loads((settings.index_path / "catalog.json").read_text())["corpora"]["triton"]
+    assert entry["questions"] == 2
+
+    index = open_index(settings)
+    try:
+        points = {(p[3]["path"], p[3]["start_line"]): p[1] for p in index.backend.scroll(entry["collection"], vectors=True)}
+        with_questions = {key for key, vecs in points.items() if QUESTIONS in vecs}
+        assert with_questions == {(CPP, target.start_line), (other.path, other.start_line)}  # no question, no vector
+        mean = encode(entry["model"], asked).mean(axis=0)
+        stored = np.array(points[(CPP, target.start_line)][QUESTIONS])
+        assert np.allclose(stored, mean / np.linalg.norm(mean), atol=1e-2)
+        assert not np.allclose(stored, points[(CPP, target.start_line)][DENSE], atol=1e-2)
+
+        query = "what rewrites a descending-address read so that it runs ascending?"  # none of the questions' words
+        found = index._query(entry["collection"], {QUESTIONS: embed_query(entry["model"], query),
+                                                   SPARSE: ([], [])}, 5, None)
+        assert [c.start_line for _, _, c in found[QUESTIONS]] == [target.start_line, other.start_line]
+        assert index.search(query, k=1)[0].chunk.start_line == target.start_line
+    finally:
+        index.close()
 
 
 def test_the_catalog_records_the_pairs_and_other_pairs_make_a_new_build(settings, checkout, tmp_path):

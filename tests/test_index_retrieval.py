@@ -244,7 +244,7 @@ def test_fusion_weights_bm25_over_an_undecided_dense_list_and_expands_queries():
     chunk = {name: StoredChunk(symbol=name) for name in "abc"}
     sparse = [("a", 12.0, chunk["a"]), ("b", 3.0, chunk["b"])]
     dense = [("b", 0.61, chunk["b"]), ("c", 0.60, chunk["c"]), ("a", 0.58, chunk["a"])]
-    ranked = [h.chunk.symbol for h in sorted(_fuse(dense, sparse, "hybrid"), key=lambda h: -h.score)]
+    ranked = [h.chunk.symbol for h in sorted(_fuse({"dense": dense, "bm25": sparse}, "hybrid"), key=lambda h: -h.score)]
     assert ranked == ["a", "b", "c"]  # the strong BM25 hit beats dense's near-tie; a dense-only hit comes last
     assert "sm_90" in expand("why is this slow on Hopper") and expand("nothing to expand here") == ""
 
@@ -328,9 +328,9 @@ def test_the_top_hits_do_not_depend_on_how_many_are_asked_for(settings, checkout
     try:
         pools, query = [], index.backend.query
 
-        def recording(collection, dense, sparse, limit, flt, **options):
+        def recording(collection, searches, limit, flt, **options):
             pools.append(limit)
-            return query(collection, dense, sparse, limit, flt, **options)
+            return query(collection, searches, limit, flt, **options)
 
         index.backend.query = recording
         asked = {}
