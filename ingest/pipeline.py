@@ -228,7 +228,7 @@ def _build(backend, cache, name, source, model, records, expansions, avgdl, reg,
     texts = {**{hashes[pid]: t for pid, t in chunk_texts.items()},
              **{text_hash(q): q for questions in asked.values() for q in questions}}
     cached = cache.get_many(model, sorted(texts))
-    missing = sorted(h for h in texts if h not in cached)
+    missing = sorted((h for h in texts if h not in cached), key=lambda h: (len(texts[h]), h))  # batches of like length pad little
     embedded = 0
     with _progress(progress, f"ingest {name}@{source.version}", len(missing) + len(todo)) as bar:
         for i in range(0, len(missing), BATCH):
