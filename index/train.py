@@ -9,6 +9,12 @@ Two models, both started from the shipped MiniLM (no other base loads offline he
   CLS pooler: the MiniLM was trained to mean-pool, its CLS token says almost the same for every pair, and a CLS
   cross-encoder started from it scored every pair 0.509 and never left BCE ln 2 (evals/RESULTS.md).
 
+A third, the **question embedder** (`kopt-question-minilm`), learns from the questions alone: a question in a kernel
+author's words as the anchor, a doc2query question of the same chunk as its positive, and the doc2query question of
+another file the base MiniLM finds closest as its hard negative; as a corpus's embedder (`kopt ingest --embed-model
+kopt-question-minilm`) it embeds the chunks, their questions (the question vectors) and the query. It won on the dev
+sets and lost on a blind set (evals/RESULTS.md), so none of the three ships.
+
 Hard negatives are what kopt's own hybrid retriever ranks highest for the pair's query among chunks of other files
 than its positives (a neighbour in the same file is too often a second answer), leaving out chunks that define a
 symbol named like the positive's (a pass's TableGen def beside its implementation is a second answer too). The
@@ -28,6 +34,9 @@ from pathlib import Path
 from kopt.errors import KoptError
 
 EMBEDDER = "kopt-code-minilm"
+QUESTION_EMBEDDER = "kopt-question-minilm"
+QUESTION_MINERS = ("doc2query-kernel", "doc2query")  # (anchor, positive and negative) pair files
+TRAINED_LAYERS = 3  # the top layers an embedder learns; the rest stay the MiniLM's
 RERANKER = "kopt-rerank-minilm"
 SEED = 0
 NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
@@ -193,7 +202,7 @@ def _seed(seed: int) -> None:
 
 
 def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 32,
-                   query_tokens: int = 64, chunk_tokens: int = 96, trained_layers: int = 3, lr: float = 5e-5,
+                   query_tokens: int = 64, chunk_tokens: int = 96, trained_layers: int = TRAINED_LAYERS, lr: float = 5e-5,
                    seed: int = SEED, progress: Callable[[str], None] = lambda _: None) -> dict:
     """Fine-tune the sentence encoder at `base` with MultipleNegativesRankingLoss over (query, positive, hardest
     negative) and the rest of the batch; save it as fp16 safetensors in `out`.
@@ -226,6 +235,48 @@ def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: f
     model.max_seq_length = 128
     model.save(str(out))
     return {**stats, "examples": len(examples), **half_precision(out)}
+
+
+def question_examples(pairs_dir: Path, seed: int = SEED) -> list[Example]:
+    """(kernel-voice question, a doc2query question of its chunk, the closest doc2query question of another file by the
+    base MiniLM's cosine) for every kernel-voice question whose chunk has doc2query questions."""
+    import numpy as np
+
+    from kopt.index.embed import DEFAULT_MODEL, encode
+
+    rows: dict[str, list[tuple[tuple, str]]] = {}
+    for miner in QUESTION_MINERS:
+        path = Path(pairs_dir) / f"{miner}.jsonl"
+        if not path.is_file():
+            raise KoptError(f"{path}: missing; the question embedder learns from {' and '.join(QUESTION_MINERS)} pairs")
+        rows[miner] = [(_ref_key(r["positive"]) + (r["positive"]["lines"][1],), " ".join(r["query"].split()))
+                       for r in map(json.loads, path.read_text().splitlines())]
+    anchors, others = rows[QUESTION_MINERS[0]], rows[QUESTION_MINERS[1]]
+    of_chunk: dict[tuple, list[int]] = {}
+    for i, (key, _) in enumerate(others):
+        of_chunk.setdefault(key, []).append(i)
+    anchors = [(key, q) for key, q in anchors if key in of_chunk]
+    other_vecs = encode(DEFAULT_MODEL, [q for _, q in others], batch_size=128)
+    anchor_vecs = encode(DEFAULT_MODEL, [q for _, q in anchors], batch_size=128)
+    rng, examples = random.Random(seed), []
+    for (key, query), vec in zip(anchors, anchor_vecs):
+        positive = others[rng.choice(of_chunk[key])][1]
+        closest = np.argsort(-(other_vecs @ vec))[:20]
+        negative = next((others[j][1] for j in closest if others[j][0][1] != key[1]), None)  # another file's
+        if negative:
+            examples.append(Example(query, positive, [negative]))
+    return examples
+
+
+def train_question_embedder(pairs_dir: Path, out: Path, *, seconds: float, seed: int = SEED,
+                            progress: Callable[[str], None] = lambda _: None) -> dict:
+    """The question embedder, saved in out/QUESTION_EMBEDDER (fp16)."""
+    from kopt.index.embed import DEFAULT_MODEL, model_dir
+
+    examples = question_examples(pairs_dir, seed)
+    progress(f"{len(examples)} question triples")
+    return train_embedder(examples, model_dir(DEFAULT_MODEL), out / QUESTION_EMBEDDER, seconds=seconds, batch_size=64,
+                          query_tokens=64, chunk_tokens=64, seed=seed, progress=progress)
 
 
 def mined_rows(examples: list[Example], negatives: int = 1, seed: int = SEED) -> list[tuple[str, str, float]]:

@@ -96,6 +96,9 @@ def test_train_command_without_pairs_is_one_clear_error(tmp_path):
     kopt = str(Path(os.sys.executable).with_name("kopt"))
     done = subprocess.run([kopt, "index", "train", "--pairs", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "no *.jsonl pair files" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([kopt, "index", "train", "--only", "questions", "--pairs", str(tmp_path)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0 and "doc2query-kernel.jsonl: missing" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_chunk_defining_the_positives_symbol_under_another_name_is_no_negative():
@@ -127,3 +130,28 @@ def test_teacher_rows_grade_every_judged_candidate_and_skip_what_the_index_lacks
     finally:
         index.close()
     assert [(q, text, label) for q, text, label in rows] == [(query, h.text, g / 10) for h, g in zip(hits, grades)]
+
+
+def test_question_triples_pair_a_kernel_question_with_its_chunks_doc2query_and_the_nearest_of_another_file(tmp_path):
+    import json
+
+    def row(miner, path, lines, query):
+        return json.dumps({"query": query, "source": miner, "model": "m",
+                           "positive": {"corpus": "triton", "path": path, "symbol": "s", "lines": lines}}) + "\n"
+
+    (tmp_path / "doc2query.jsonl").write_text(
+        row("doc2query", "lib/A.cpp", [1, 20], "Which pass coalesces global memory accesses?")
+        + row("doc2query", "lib/A.cpp", [30, 60], "How does coalescing pick the access order for a load?")
+        + row("doc2query", "lib/B.cpp", [1, 40], "Where are shared memory barriers inserted?"))
+    (tmp_path / "doc2query-kernel.jsonl").write_text(
+        row("doc2query-kernel", "lib/A.cpp", [1, 20], "Why are my loads not coalesced across the warp?")
+        + row("doc2query-kernel", "lib/C.cpp", [1, 9], "A question whose chunk has no doc2query question"))
+    examples = T.question_examples(tmp_path)
+    assert [(e.query, e.positive) for e in examples] == [
+        ("Why are my loads not coalesced across the warp?", "Which pass coalesces global memory accesses?")]
+    assert examples[0].negatives == ["Where are shared memory barriers inserted?"]  # A.cpp's other chunk is no negative
+
+    (tmp_path / "doc2query-kernel.jsonl").unlink()
+    with pytest.raises(T.KoptError, match="doc2query-kernel.jsonl: missing"):
+        T.question_examples(tmp_path)
+

@@ -1,4 +1,4 @@
-"""`kopt index train`: the embedder and reranker trained on the mined pairs, in one command (kopt.index.train)."""
+"""`kopt index train`: kopt's retrieval models trained on the mined pairs, in one command (kopt.index.train)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from kopt.output import emit_json, json_option
               help="Training time budget, shared by the models (hard negative mining comes on top).")
 @click.option("--limit", type=click.IntRange(1), default=1500, show_default=True,
               help="Pairs drawn (seeded) from the folder; fewer train faster on a CPU.")
-@click.option("--only", type=click.Choice(["embedder", "reranker"]), help="Train one model only.")
+@click.option("--only", type=click.Choice(["embedder", "reranker", "questions"]),
+              help="Train one model only; `questions`: the question embedder (needs no index).")
 @click.option("--teacher", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="An LLM's graded judgments of the hybrid top 20 (evals/retrieval/teacher/labels.jsonl): the "
                    "reranker learns from them instead of the mined pairs.")
@@ -28,15 +29,25 @@ from kopt.output import emit_json, json_option
 def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, only: str | None, teacher: Path | None,
               epochs: int, seed: int, as_json: bool) -> None:
     """Train the code-aware embedder and the cross-encoder reranker on the mined pairs, with hard negatives from
-    the hybrid retriever over the index in KOPT_HOME (ingest the pairs' corpora first). Runs at nice 10; uses
-    the GPU when there is one."""
+    the hybrid retriever over the index in KOPT_HOME (ingest the pairs' corpora first); or, with `--only questions`,
+    the question embedder, from the doc2query pairs alone. Runs at nice 10; uses the GPU when there is one."""
     from kopt.commands.knowledge import steps, yield_cpu_to_readers
     from kopt.config import kopt_home, load_settings
     from kopt.index import open_index
-    from kopt.index.train import train
+    from kopt.index.train import QUESTION_EMBEDDER, train, train_question_embedder
 
     yield_cpu_to_readers()
     out = out or kopt_home() / "models"
+    if only == "questions":
+        with steps(not as_json) as step:
+            report = train_question_embedder(pairs_dir, out, seconds=minutes * 60, seed=seed, progress=step)
+        if as_json:
+            emit_json({**report, "out": str(out)})
+            return
+        click.echo(f"question embedder: {report['steps']}/{report['planned_steps']} steps in {report['seconds']} s, loss "
+                   f"{report['first_loss']} -> {report['last_loss']}, {report['weights_bytes'] / 1e6:.1f} MB; "
+                   f"{out / QUESTION_EMBEDDER} (use it: kopt ingest CORPUS --embed-model {QUESTION_EMBEDDER})")
+        return
     index = open_index(load_settings())
     try:
         with steps(not as_json) as step:
