@@ -1,8 +1,9 @@
 """Two storage backends behind one small interface: Qdrant Edge on disk, or a Qdrant server.
 
 Each collection holds one corpus at one version, with a dense vector `dense`, a BM25 sparse vector `bm25` (IDF
-modifier) and, for a chunk that document expansion gives questions, a second dense vector `questions` (their mean). Which collection serves a corpus is kept in a catalog: a JSON file
-replaced atomically (Edge), or a `kopt_catalog` collection plus real Qdrant aliases (server).
+modifier) and, for a chunk that document expansion gives questions, a second dense vector `questions` (their mean).
+Which collection serves a corpus is kept in a catalog: a JSON file replaced atomically (Edge), or a `kopt_catalog`
+collection plus real Qdrant aliases (server).
 Filters are plain dicts: {key: value | [values]} means "matches (any of)"; {key: NONEMPTY} means
 "the list field has at least one element".
 

@@ -3,9 +3,10 @@
 The doc2query idea: engineers ask in words the code does not use. The pair rows in evals/retrieval/pairs (mined
 from the sources by ingest/pairs.py, and questions an LLM wrote per chunk by ingest/doc2query.py; never an eval
 set) say in such words what a chunk answers. They join the chunk's BM25 document as a second field (each word
-weighing EXPANSION_WEIGHT of a code word), so BM25 meets them; the dense vector, the stored text, the payload and
-the citations stay the chunk's own. A row points at a chunk by (corpus, path, lines), as
-pairs.py's `_ref` writes it, so rows mined at another commit only reach chunks whose lines did not move.
+weighing EXPANSION_WEIGHT of a code word), so BM25 meets them, and their mean vector is the chunk's second dense
+vector (ingest/pipeline.py); the chunk's own vector, the stored text, the payload and the citations stay the chunk's.
+A row points at a chunk by (corpus, path, lines), as pairs.py's `_ref` writes it, so rows mined at another commit
+only reach chunks whose lines did not move.
 """
 
 from __future__ import annotations
