@@ -143,7 +143,7 @@ class Index:
     def corpora(self) -> list[dict]:
         return [{"name": name, "version": e["version"], "points": e.get("points"), "collection": e["collection"],
                  "model": e.get("model"), "ingested": e.get("ingested"), "root": e.get("root"),
-                 "expansion": e.get("expansion"), "graph": e.get("graph")}
+                 "expansion": e.get("expansion"), "questions": e.get("questions"), "graph": e.get("graph")}
                 for name, e in sorted(self.catalog.get("corpora", {}).items())]
 
     def _entries(self, corpus: str | list[str] | None, target: str | None = None) -> list[tuple[str, dict]]:

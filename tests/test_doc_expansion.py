@@ -125,7 +125,7 @@ def test_the_catalog_records_the_pairs_and_other_pairs_make_a_new_build(settings
     assert recorded["files"] == ["doc2query.jsonl"] and recorded["chunks"] == 1
     listed = subprocess.run([str(Path(sys.executable).parent / "kopt"), "index", "list"], capture_output=True,
                             text=True, env={**os.environ, "KOPT_HOME": str(tmp_path / "home")})
-    assert f"expanded: 1 chunks by doc2query.jsonl ({recorded['digest']})" in listed.stdout
+    assert f"expanded: 1 chunks by doc2query.jsonl ({recorded['digest']}), 1 with question vectors" in listed.stdout
 
     write_pairs(pairs, [pair_row(target, "which pattern turns a backwards load into a forward one")])
     other = ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])

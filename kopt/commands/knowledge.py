@@ -179,6 +179,9 @@ def index_list(as_json: bool) -> None:
     for r in rows:
         x = r["expansion"]
         expanded = f"  expanded: {x['chunks']} chunks by {', '.join(x['files'])} ({x['digest']})" if x else ""
+        if x:  # an index built before the question vectors serves without them until its next ingest
+            expanded += (f", {r['questions']} with question vectors" if r.get("questions")
+                         else f", no question vectors (re-run `kopt ingest {r['name']}`)")
         g = r["graph"]
         linked = f"  graph: {g['links']} links (v{g['version']}, {g['digest']})" if g else ""
         click.echo(f"{r['name']:<14} {r['version']:<14} {r['points']:>7} points  {r['collection']}  ({r['ingested']})"
