@@ -36,7 +36,6 @@ from kopt.errors import KoptError
 EMBEDDER = "kopt-code-minilm"
 QUESTION_EMBEDDER = "kopt-question-minilm"
 QUESTION_MINERS = ("doc2query-kernel", "doc2query")  # (anchor, positive and negative) pair files
-TRAINED_LAYERS = 3  # the top layers an embedder learns; the rest stay the MiniLM's
 RERANKER = "kopt-rerank-minilm"
 SEED = 0
 NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
@@ -202,7 +201,7 @@ def _seed(seed: int) -> None:
 
 
 def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: float, batch_size: int = 32,
-                   query_tokens: int = 64, chunk_tokens: int = 96, trained_layers: int = TRAINED_LAYERS, lr: float = 5e-5,
+                   query_tokens: int = 64, chunk_tokens: int = 96, trained_layers: int = 3, lr: float = 5e-5,
                    seed: int = SEED, progress: Callable[[str], None] = lambda _: None) -> dict:
     """Fine-tune the sentence encoder at `base` with MultipleNegativesRankingLoss over (query, positive, hardest
     negative) and the rest of the batch; save it as fp16 safetensors in `out`.
