@@ -76,7 +76,18 @@ def test_expansion_words_find_the_chunk_whose_text_and_citation_stay_its_own(set
     assert hits[0].chunk.to_dict() == plain.chunk.to_dict()
 
 
-def test_a_chunks_questions_give_it_a_second_vector_that_finds_it_by_meaning(settings, checkout, tmp_path):
+@pytest.fixture(params=["edge", "server"])
+def either_backend(request, settings):
+    """The Edge settings, or an in-memory Qdrant server's (qdrant-client), with the same KOPT_HOME."""
+    if request.param == "edge":
+        return settings
+    from kopt.index.backends import ServerBackend
+
+    ServerBackend._memory = None  # a fresh in-memory server per test
+    return Settings(workspace=settings.workspace, index_path=settings.index_path, qdrant_url=":memory:")
+
+
+def test_a_chunks_questions_give_it_a_second_vector_that_finds_it_by_meaning(either_backend, checkout, tmp_path):
     import numpy as np
 
     from kopt.index.backends import DENSE, QUESTIONS, SPARSE
@@ -90,12 +101,11 @@ def test_a_chunks_questions_give_it_a_second_vector_that_finds_it_by_meaning(set
              "Why is my reversed-index load rewritten before coalescing?"]
     pairs = write_pairs(tmp_path / "doc2query.jsonl", [pair_row(target, q) for q in asked] + [
         pair_row(other, "How do I make the compiler dump its intermediate files through an environment variable?")])
-    ingest_corpus("triton", settings, path=checkout, progress=False, expand=[pairs])
-    entry = json.loads((settings.index_path / "catalog.json").read_text())["corpora"]["triton"]
-    assert entry["questions"] == 2
-
-    index = open_index(settings)
+    ingest_corpus("triton", either_backend, path=checkout, progress=False, expand=[pairs])
+    index = open_index(either_backend)
     try:
+        entry = index.catalog["corpora"]["triton"]
+        assert entry["questions"] == 2
         points = {(p[3]["path"], p[3]["start_line"]): p[1] for p in index.backend.scroll(entry["collection"], vectors=True)}
         with_questions = {key for key, vecs in points.items() if QUESTIONS in vecs}
         assert with_questions == {(CPP, target.start_line), (other.path, other.start_line)}  # no question, no vector
