@@ -398,7 +398,7 @@ TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend"
 ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
 CHECKOUT_OF = {package: checkout for checkout, package in TARGET_CORPORA.values()}
 # A package corpus mirrors part of its checkout corpus: checkout path prefix -> the same files' path in the package
-PKG_ROOTS = {"triton-pkg": {"python/triton/": ""},
+PKG_ROOTS = {"triton-pkg": {"third_party/nvidia/backend/": "backends/nvidia/", "python/triton/": ""},
              "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
 
 

@@ -6,7 +6,8 @@ set) say in such words what a chunk answers. They join the chunk's BM25 document
 weighing EXPANSION_WEIGHT of a code word), so BM25 meets them, and their mean vector is the chunk's second dense
 vector (ingest/pipeline.py); the chunk's own vector, the stored text, the payload and the citations stay the chunk's.
 A row points at a chunk by (corpus, path, lines), as pairs.py's `_ref` writes it, so rows mined at another commit
-only reach chunks whose lines did not move.
+only reach chunks whose lines did not move. A package corpus (triton-pkg) holds some of its checkout's files under
+other paths: its chunks take the questions of the same file and lines in the checkout.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ MAX_CHARS = 1200     # per chunk, so an expanded chunk's BM25 length stays near 
 # A question's word counts this much of a word of the chunk's own text in BM25 (a field weight). Hybrid file MRR
 # over the 124 tuning questions: 0.25 +0.040 (paired 95% CI +0.011..+0.073), 0.5 +0.028, 1.0 +0.028.
 EXPANSION_WEIGHT = 0.25
-EXPANDED_CORPORA = ("triton", "triton-ascend")  # the corpora the committed pairs point into
+EXPANDED_CORPORA = ("triton", "triton-ascend", "triton-pkg", "triton-ascend-pkg")  # the pairs' corpora, their packages
 
 
 def committed_pairs() -> Path:
@@ -48,12 +49,16 @@ class Expansion:
     texts: dict[tuple, str] = field(default_factory=dict)
 
     def text_for(self, corpus: str, path: str, start: int, end: int) -> str:
+        """The chunk's questions; a package corpus's file is looked up as its checkout names it."""
+        from kopt.index.search import CHECKOUT_OF, checkout_path
+
+        if corpus in CHECKOUT_OF:
+            corpus, path = CHECKOUT_OF[corpus], checkout_path(corpus, path) or ""
         return self.texts.get((corpus, path, start, end), "")
 
-    def describe(self, corpus: str) -> dict:
+    def describe(self, chunks: int) -> dict:
         """What the catalog records, so a re-ingest with other pairs is a new build and `kopt index list` says so."""
-        return {"files": self.files, "digest": self.digest,
-                "chunks": sum(1 for key in self.texts if key[0] == corpus)}
+        return {"files": self.files, "digest": self.digest, "chunks": chunks}
 
 
 def miner_files(folder: Path) -> list[Path]:

@@ -151,7 +151,7 @@ def ingest_corpus(name: str, settings, *, path: Path | None = None, rev: str | N
         records[pid], expansions[pid] = c, extra
     avgdl = sum(len(tokens(c.text)) + EXPANSION_WEIGHT * len(tokens(expansions[pid]))
                 for pid, c in records.items()) / len(records)
-    described = expansion.describe(name) if expansion else None
+    described = expansion.describe(sum(1 for extra in expansions.values() if extra)) if expansion else None
     graph = build_graph(chunks)
     links = {pid: graph.get(chunk_key(c), []) for pid, c in records.items()}
     graph_entry = {"version": GRAPH_VERSION, "digest": graph_digest(graph), "links": sum(map(len, graph.values()))}

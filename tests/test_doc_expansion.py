@@ -233,3 +233,21 @@ def test_a_kernel_authors_voice_asks_for_their_words_and_collects_beside(tmp_pat
     (row,) = [json.loads(line) for line in (out / "doc2query-kernel.jsonl").read_text().splitlines()]
     assert row["source"] == "doc2query-kernel" and row["positive"] == refs[0] and not (out / "doc2query.jsonl").exists()
 
+
+
+def test_a_package_corpus_takes_the_questions_of_the_same_file_in_its_checkout(tmp_path):
+    from kopt.index.search import checkout_path
+
+    def row(path: str) -> dict:
+        return {"query": f"a question about {path}", "source": "doc2query", "model": "m",
+                "positive": {"corpus": "triton", "path": path, "symbol": "s", "lines": [10, 40]}}
+
+    pairs = write_pairs(tmp_path / "doc2query.jsonl", [row("python/triton/language/core.py"),
+                                                       row("third_party/nvidia/backend/compiler.py")])
+    exp = load_expansion([pairs])
+    assert exp.text_for("triton-pkg", "language/core.py", 10, 40) == "a question about python/triton/language/core.py"
+    assert exp.text_for("triton-pkg", "backends/nvidia/compiler.py", 10, 40).endswith("nvidia/backend/compiler.py")
+    assert exp.text_for("triton-pkg", "language/core.py", 11, 40) == ""  # other lines: another chunk
+    assert exp.text_for("triton-ascend-pkg", "language/core.py", 10, 40) == ""  # the other checkout's pairs only
+    assert checkout_path("triton-pkg", "backends/nvidia/driver.py") == "third_party/nvidia/backend/driver.py"
+    assert pipeline.default_expansion("triton-pkg") == pipeline.default_expansion("triton") != []
