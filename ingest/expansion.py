@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kopt.errors import KoptError
+from kopt.index.search import CHECKOUT_OF, checkout_path
 
 # The miners a pairs folder stands for. doc2query: measured on tune.yaml + gold.yaml dev (evals/RESULTS.md, "Document
 # expansion"); the mined pairs (lit IR, TableGen text and notes on pass classes, commit messages, doc comments the chunk
@@ -50,8 +51,6 @@ class Expansion:
 
     def text_for(self, corpus: str, path: str, start: int, end: int) -> str:
         """The chunk's questions; a package corpus's file is looked up as its checkout names it."""
-        from kopt.index.search import CHECKOUT_OF, checkout_path
-
         if corpus in CHECKOUT_OF:
             corpus, path = CHECKOUT_OF[corpus], checkout_path(corpus, path) or ""
         return self.texts.get((corpus, path, start, end), "")

@@ -247,9 +247,8 @@ def _build(backend, cache, name, source, model, records, expansions, avgdl, reg,
     backend.flush(coll)
     history = (_build_history(backend, coll, name, source, staging["dim"])
                if source.manifest.source == "git" and not source.exported else None)
-    questions = sum(1 for extra in expansions.values() if extra)
     _publish(backend, name, {**staging, "points": len(records), "root": str(source.root), "avgdl": avgdl,
-                             **({"questions": questions} if questions else {}),
+                             **({"questions": expansion["chunks"]} if expansion and expansion["chunks"] else {}),
                              "ingested": time.strftime("%Y-%m-%dT%H:%M:%S"), **({"history": history} if history else {})},
              served)
     new = len(records.keys() - old_ids) if old_ids else len(records)
