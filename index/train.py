@@ -35,7 +35,7 @@ from kopt.errors import KoptError
 
 EMBEDDER = "kopt-code-minilm"
 QUESTION_EMBEDDER = "kopt-question-minilm"
-QUESTION_MINERS = ("doc2query-kernel", "doc2query")  # (anchor, positive and negative) pair files
+ANCHOR_MINERS = ("doc2query-kernel",)  # the question embedder's anchors; its positives and negatives: doc2query
 RERANKER = "kopt-rerank-minilm"
 SEED = 0
 NEGATIVE_DEPTH = 15  # hybrid hits looked at per query for negatives
@@ -236,21 +236,24 @@ def train_embedder(examples: list[Example], base: Path, out: Path, *, seconds: f
     return {**stats, "examples": len(examples), **half_precision(out)}
 
 
-def question_examples(pairs_dir: Path, seed: int = SEED) -> list[Example]:
-    """(kernel-voice question, a doc2query question of its chunk, the closest doc2query question of another file by the
-    base MiniLM's cosine) for every kernel-voice question whose chunk has doc2query questions."""
+def question_examples(pairs_dir: Path, seed: int = SEED, anchor_miners: tuple[str, ...] = ANCHOR_MINERS) -> list[Example]:
+    """(anchor question, a doc2query question of its chunk, the closest doc2query question of another file by the
+    base MiniLM's cosine) for every anchor (a row of the `anchor_miners` pair files) whose chunk has doc2query
+    questions."""
     import numpy as np
 
     from kopt.index.embed import DEFAULT_MODEL, encode
 
-    rows: dict[str, list[tuple[tuple, str]]] = {}
-    for miner in QUESTION_MINERS:
+    def rows(miner: str) -> list[tuple[tuple, str]]:
         path = Path(pairs_dir) / f"{miner}.jsonl"
         if not path.is_file():
-            raise KoptError(f"{path}: missing; the question embedder learns from {' and '.join(QUESTION_MINERS)} pairs")
-        rows[miner] = [(_ref_key(r["positive"]) + (r["positive"]["lines"][1],), " ".join(r["query"].split()))
-                       for r in map(json.loads, path.read_text().splitlines())]
-    anchors, others = rows[QUESTION_MINERS[0]], rows[QUESTION_MINERS[1]]
+            raise KoptError(f"{path}: missing; the question embedder learns from {', '.join(anchor_miners)} and "
+                            f"doc2query pairs")
+        return [(_ref_key(r["positive"]) + (r["positive"]["lines"][1],), " ".join(r["query"].split()))
+                for r in map(json.loads, path.read_text().splitlines())]
+
+    others = rows("doc2query")
+    anchors = [row for miner in anchor_miners for row in rows(miner)]
     of_chunk: dict[tuple, list[int]] = {}
     for i, (key, _) in enumerate(others):
         of_chunk.setdefault(key, []).append(i)
@@ -268,11 +271,13 @@ def question_examples(pairs_dir: Path, seed: int = SEED) -> list[Example]:
 
 
 def train_question_embedder(pairs_dir: Path, out: Path, *, seconds: float, seed: int = SEED,
+                            anchor_miners: tuple[str, ...] = ANCHOR_MINERS, epochs: int = 1,
                             progress: Callable[[str], None] = lambda _: None) -> dict:
-    """The question embedder, saved in out/QUESTION_EMBEDDER (fp16)."""
+    """The question embedder, saved in out/QUESTION_EMBEDDER (fp16). Each epoch draws every anchor's positive
+    afresh (seed, seed + 1, ...): a few hundred engineer questions need several passes, thousands of others one."""
     from kopt.index.embed import DEFAULT_MODEL, model_dir
 
-    examples = question_examples(pairs_dir, seed)
+    examples = [e for n in range(epochs) for e in question_examples(pairs_dir, seed + n, anchor_miners)]
     progress(f"{len(examples)} question triples")
     return train_embedder(examples, model_dir(DEFAULT_MODEL), out / QUESTION_EMBEDDER, seconds=seconds, batch_size=64,
                           query_tokens=64, chunk_tokens=64, seed=seed, progress=progress)

@@ -23,11 +23,14 @@ from kopt.output import emit_json, json_option
 @click.option("--teacher", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="An LLM's graded judgments of the hybrid top 20 (evals/retrieval/teacher/labels.jsonl): the "
                    "reranker learns from them instead of the mined pairs.")
-@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True, help="Passes over the reranker's rows.")
+@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True,
+              help="Passes over the reranker's rows, or the question embedder's anchors.")
+@click.option("--anchors", default="doc2query-kernel", show_default=True,
+              help="The question embedder's anchor pair files, comma-separated (e.g. engineer).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @json_option
 def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, only: str | None, teacher: Path | None,
-              epochs: int, seed: int, as_json: bool) -> None:
+              epochs: int, anchors: str, seed: int, as_json: bool) -> None:
     """Train the code-aware embedder and the cross-encoder reranker on the mined pairs, with hard negatives from
     the hybrid retriever over the index in KOPT_HOME (ingest the pairs' corpora first); or, with `--only questions`,
     the question embedder, from the doc2query pairs alone. Runs at nice 10; uses the GPU when there is one."""
@@ -40,7 +43,9 @@ def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, onl
     out = out or kopt_home() / "models"
     if only == "questions":
         with steps(not as_json) as step:
-            report = train_question_embedder(pairs_dir, out, seconds=minutes * 60, seed=seed, progress=step)
+            report = train_question_embedder(pairs_dir, out, seconds=minutes * 60, seed=seed, epochs=epochs,
+                                             anchor_miners=tuple(a.strip() for a in anchors.split(",") if a.strip()),
+                                             progress=step)
         if as_json:
             emit_json({**report, "out": str(out)})
             return

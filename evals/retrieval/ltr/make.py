@@ -121,15 +121,19 @@ def features(out: Path, name: str) -> None:
     from kopt.config import load_settings
     from kopt.index import open_index
 
+    # a question's label: any of its positives' files (a cross-stage engineer question has one per stage); the
+    # engineer questions are few and several share a chunk, so all of them are used
+    wanted: dict[str, set] = {}
+    for q in (_rows(name) if name == "engineer" else questions(name)):
+        wanted.setdefault(q["query"], set()).add((q["positive"]["corpus"], q["positive"]["path"]))
     index = open_index(load_settings())
     index.preload()
     xs, ys, groups, started = [], [], [], time.time()
     try:
-        for n, q in enumerate(questions(name)):
-            hits, rows = candidates(index, q["query"])
-            want = (q["positive"]["corpus"], q["positive"]["path"])
+        for n, (query, want) in enumerate(wanted.items()):
+            hits, rows = candidates(index, query)
             xs += rows
-            ys += [float((h.chunk.corpus, h.chunk.path) == want) for h in hits]
+            ys += [float((h.chunk.corpus, h.chunk.path) in want) for h in hits]
             groups += [n] * len(hits)
             if n % 250 == 0:
                 print(f"{n} questions, {len(xs)} rows, {time.time() - started:.0f} s", flush=True)
