@@ -56,6 +56,13 @@ _LOWERING_QUERY = re.compile(r"\b(?:lower(?:ed|s|ing)?|implement(?:ed|s)?|turned
                              r"|fold(?:ed|s|ing)?|simplif\w*|fus(?:e|ed|es|ing|ion)|hoist\w*)\b", re.I)
 _FRONT_END = re.compile(r"(?:^|/)(?:language/|runtime/interpreter\.py$|docs/)")
 FRONT_END_PRIOR = 0.5  # dev: MRR 0.703 -> 0.730 (cumsum-lowering 6 -> 1, atomic-cas 2 -> 1, block-ptr miss -> 4)
+# The AMD backend answers questions about AMD GPUs; asked about anything else, its passes and lowering restate the
+# NVIDIA ones' words (ping-pong scheduling, its elementwise lowering) and crowd them out of a search kopt's users make
+# for NVIDIA and Ascend targets. So it is weighed down unless the question names AMD's words.
+_AMD_QUERY = re.compile(r"\b(?:amd\w*|hip|rocm|gfx\d*\w*|mi[23]\d\d\w*|cdna\d?|rdna\d?|mfma|wmma|wavefronts?|waves_per_eu"
+                        r"|buffer[ _](?:loads?|stores?|ops?|atomics?)|lds|ds_(?:read|write)\w*|ping-?pong|kpack"
+                        r"|matrix_instr_nonkdim|sched_group_barrier|s_waitcnt)\b", re.I)
+OFF_TARGET_PRIOR = 0.7
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
 MESSAGE_WEIGHT = 1.0  # added x the message's Dice overlap with the chunk's best emitted diagnostic
@@ -341,7 +348,7 @@ class Index:
 
 def prior(query: str, chunk: StoredChunk) -> float:
     """How much the question's shape trusts a chunk of this kind and place (a factor on its fused score)."""
-    about_ir, about_lowering, wants_remedy = _query_shape(query)
+    about_ir, about_lowering, wants_remedy, about_amd = _query_shape(query)
     factor = 1.0
     if not about_ir:
         factor *= KIND_PRIOR.get(chunk.kind, 1.0)
@@ -349,13 +356,16 @@ def prior(query: str, chunk: StoredChunk) -> float:
         factor *= FRONT_END_PRIOR
     if wants_remedy and chunk.kind == "pattern":
         factor *= REMEDY_PRIOR
+    if chunk.path.startswith("third_party/amd/") and not about_amd:
+        factor *= OFF_TARGET_PRIOR
     return factor
 
 
 @lru_cache(maxsize=64)
-def _query_shape(query: str) -> tuple[bool, bool, bool]:
-    """(about IR, about lowering, asks for a remedy): read once per query, not once per candidate (~200 of them)."""
-    return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)))
+def _query_shape(query: str) -> tuple[bool, bool, bool, bool]:
+    """(about IR, about lowering, asks for a remedy, about AMD): read once per query, not once per candidate."""
+    return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)),
+            bool(_AMD_QUERY.search(query)))
 
 
 def links_of(chunk: StoredChunk) -> list:
