@@ -9,6 +9,9 @@ each row carrying the replier's model. No eval set is read.
 
     python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR [--voice kernel]
     python -m kopt.ingest.doc2query collect --exchange DIR --out evals/retrieval/pairs
+
+`write --new-only evals/retrieval/pairs` asks only about chunks that file has no question for (a corpus that grew);
+`collect` replaces the rows of the chunks its exchange asked about and keeps the file's other rows.
 """
 
 from __future__ import annotations
@@ -92,11 +95,23 @@ def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUES
     return out
 
 
-def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, voice: str = "compiler") -> int:
-    """Write every batch's request and `batches.json` (the voice; request id -> chunk references); returns the count."""
+def _key(ref: dict) -> tuple:
+    return ref["corpus"], ref["path"], ref["lines"][0], ref["lines"][1]
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, voice: str = "compiler",
+          new_only: Path | None = None) -> int:
+    """Write every batch's request and `batches.json` (the voice; request id -> chunk references); returns the count.
+    With `new_only` (a pairs folder), chunks that already have a question of this voice there are left out."""
+    asked = {_key(r["positive"]) for r in _rows(new_only / f"{VOICES[voice][1]}.jsonl")} if new_only else set()
     exchange, batches = Exchange(folder), {}
     for name, root in trees.items():
-        for request, refs in requests_for(name, selected(load_corpus(name, root).chunks), per_request, voice):
+        chunks = [c for c in selected(load_corpus(name, root).chunks) if _key(_ref(name, c)) not in asked]
+        for request, refs in requests_for(name, chunks, per_request, voice):
             exchange.write(request)
             batches[request["id"]] = refs
     (folder / "batches.json").write_text(json.dumps({"voice": voice, "requests": batches}, indent=1, sort_keys=True) + "\n")
@@ -133,6 +148,8 @@ def collect(folder: Path, out: Path) -> tuple[int, int, int]:
         got = exchange.ask(json.loads(as_json.read_text()))
         rows += parse(got.text, batches[rid], got.model, source)
         answered += 1
+    asked = {_key(ref) for refs in batches.values() for ref in refs}
+    rows += [r for r in _rows(out / f"{source}.jsonl") if _key(r["positive"]) not in asked]  # other chunks' rows stay
     rows.sort(key=lambda r: (r["positive"]["corpus"], r["positive"]["path"], r["positive"]["lines"], r["query"]))
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{source}.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
@@ -148,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--per-request", type=int, default=PER_REQUEST)
     w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's "
                    "or a kernel author's")
+    w.add_argument("--new-only", type=Path, metavar="PAIRS_DIR",
+                   help="only chunks this pairs folder has no question of this voice for")
     c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")
     c.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
     for p in (w, c):
@@ -158,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             trees = {name: root for name, root in (("triton", args.triton), ("triton-ascend", args.ascend)) if root}
             if not trees:
                 raise KoptError("give --triton DIR and/or --ascend DIR")
-            print(f"{write(trees, args.exchange, args.per_request, args.voice)} requests in {args.exchange}")
+            count = write(trees, args.exchange, args.per_request, args.voice, args.new_only)
+            print(f"{count} requests in {args.exchange}")
         else:
             total, answered, rows = collect(args.exchange, args.out)
             print(f"{answered} of {total} requests answered: {rows} pairs in {args.out}")

@@ -235,6 +235,27 @@ def test_a_kernel_authors_voice_asks_for_their_words_and_collects_beside(tmp_pat
 
 
 
+def test_new_only_asks_about_uncovered_chunks_and_collect_keeps_the_other_rows(tmp_path, checkout):
+    """A corpus that grew: questions for its new chunks only, merged into the pairs file without losing a row."""
+    first, out = tmp_path / "first", tmp_path / "pairs"
+    doc2query.write({"triton": checkout}, first, per_request=1)
+    batches = json.loads((first / "batches.json").read_text())["requests"]
+    rid, (covered,) = sorted(batches.items())[0]
+    (first / f"{rid}.reply.md").write_text("model: m1\n[1] which code answers the first question here\n")
+    assert doc2query.collect(first, out) == (len(batches), 1, 1)
+
+    grown = tmp_path / "grown"
+    assert doc2query.write({"triton": checkout}, grown, per_request=1, new_only=out) == len(batches) - 1
+    again = json.loads((grown / "batches.json").read_text())["requests"]
+    assert covered not in [ref for refs in again.values() for ref in refs]
+    rid2, (new,) = sorted(again.items())[0]
+    (grown / f"{rid2}.reply.md").write_text("model: m2\n[1] which code answers the second question here\n")
+    assert doc2query.collect(grown, out) == (len(again), 1, 2)
+    rows = [json.loads(line) for line in (out / "doc2query.jsonl").read_text().splitlines()]
+    assert sorted((r["model"], r["positive"] == covered, r["positive"] == new) for r in rows) == [
+        ("m1", True, False), ("m2", False, True)]
+
+
 def test_a_package_corpus_takes_the_questions_of_the_same_file_in_its_checkout(tmp_path):
     from kopt.index.search import checkout_path
 
