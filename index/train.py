@@ -252,8 +252,8 @@ def question_examples(pairs_dir: Path, seed: int = SEED, anchor_miners: tuple[st
         return [(_ref_key(r["positive"]) + (r["positive"]["lines"][1],), " ".join(r["query"].split()))
                 for r in map(json.loads, path.read_text().splitlines())]
 
-    others = rows("doc2query")
     anchors = [row for miner in anchor_miners for row in rows(miner)]
+    others = rows("doc2query")
     of_chunk: dict[tuple, list[int]] = {}
     for i, (key, _) in enumerate(others):
         of_chunk.setdefault(key, []).append(i)
