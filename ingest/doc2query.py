@@ -107,6 +107,8 @@ def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, 
           new_only: Path | None = None) -> int:
     """Write every batch's request and `batches.json` (the voice; request id -> chunk references); returns the count.
     With `new_only` (a pairs folder), chunks that already have a question of this voice there are left out."""
+    if new_only and not new_only.is_dir():
+        raise KoptError(f"{new_only}: no such pairs folder (--new-only)")
     asked = {_key(r["positive"]) for r in _rows(new_only / f"{VOICES[voice][1]}.jsonl")} if new_only else set()
     exchange, batches = Exchange(folder), {}
     for name, root in trees.items():

@@ -254,6 +254,9 @@ def test_new_only_asks_about_uncovered_chunks_and_collect_keeps_the_other_rows(t
     rows = [json.loads(line) for line in (out / "doc2query.jsonl").read_text().splitlines()]
     assert sorted((r["model"], r["positive"] == covered, r["positive"] == new) for r in rows) == [
         ("m1", True, False), ("m2", False, True)]
+    assert doc2query.main(["write", "--triton", str(checkout), "--exchange", str(tmp_path / "typo"),
+                           "--new-only", str(tmp_path / "no-such-pairs")]) == 1  # a mistyped folder asks nothing
+    assert not (tmp_path / "typo").exists()
 
 
 def test_a_package_corpus_takes_the_questions_of_the_same_file_in_its_checkout(tmp_path):

@@ -99,6 +99,9 @@ def test_train_command_without_pairs_is_one_clear_error(tmp_path):
     done = subprocess.run([kopt, "index", "train", "--only", "questions", "--pairs", str(tmp_path)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode != 0 and "doc2query-kernel.jsonl: missing" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([kopt, "index", "train", "--only", "questions", "--anchors", ",", "--pairs", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "--anchors" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_chunk_defining_the_positives_symbol_under_another_name_is_no_negative():
@@ -150,6 +153,9 @@ def test_question_triples_pair_a_kernel_question_with_its_chunks_doc2query_and_t
     assert [(e.query, e.positive) for e in examples] == [
         ("Why are my loads not coalesced across the warp?", "Which pass coalesces global memory accesses?")]
     assert examples[0].negatives == ["Where are shared memory barriers inserted?"]  # A.cpp's other chunk is no negative
+    (tmp_path / "engineer.jsonl").write_text(row("engineer", "lib/A.cpp", [1, 20], "Where does the compiler reorder my loads?"))
+    assert [e.query for e in T.question_examples(tmp_path, anchor_miners=("engineer",))] == [
+        "Where does the compiler reorder my loads?"]  # other anchors on request
 
     (tmp_path / "doc2query-kernel.jsonl").unlink()
     with pytest.raises(T.KoptError, match="doc2query-kernel.jsonl: missing"):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from kopt.index.train import ANCHOR_MINERS
 from kopt.output import emit_json, json_option
 
 
@@ -25,7 +26,7 @@ from kopt.output import emit_json, json_option
                    "reranker learns from them instead of the mined pairs.")
 @click.option("--epochs", type=click.IntRange(1), default=1, show_default=True,
               help="Passes over the reranker's rows, or the question embedder's anchors.")
-@click.option("--anchors", default="doc2query-kernel", show_default=True,
+@click.option("--anchors", default=",".join(ANCHOR_MINERS), show_default=True,
               help="The question embedder's anchor pair files, comma-separated (e.g. engineer).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @json_option
@@ -42,10 +43,12 @@ def train_cmd(pairs_dir: Path, out: Path | None, minutes: float, limit: int, onl
     yield_cpu_to_readers()
     out = out or kopt_home() / "models"
     if only == "questions":
+        anchor_miners = tuple(a.strip() for a in anchors.split(",") if a.strip())
+        if not anchor_miners:
+            raise click.BadParameter("name at least one pair file, e.g. engineer", param_hint="--anchors")
         with steps(not as_json) as step:
             report = train_question_embedder(pairs_dir, out, seconds=minutes * 60, seed=seed, epochs=epochs,
-                                             anchor_miners=tuple(a.strip() for a in anchors.split(",") if a.strip()),
-                                             progress=step)
+                                             anchor_miners=anchor_miners, progress=step)
         if as_json:
             emit_json({**report, "out": str(out)})
             return
