@@ -21,7 +21,7 @@ from kopt.index import load_numpy_for_queries
 load_numpy_for_queries()
 import numpy as np  # noqa: E402
 
-_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I8": np.int8}
 
 
 def supported(model_dir: Path) -> bool:
@@ -55,7 +55,7 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 @cache
-def _load(model_dir: Path):
+def load(model_dir: Path):
     from tokenizers import Tokenizer
 
     config = json.loads((model_dir / "config.json").read_text())
@@ -70,7 +70,11 @@ def _load(model_dir: Path):
 
 
 def encode_query(model_dir: Path, text: str, max_tokens: int) -> list[float]:
-    config, tokenizer, w = _load(model_dir)
+    return encode_with(*load(model_dir), text, max_tokens)
+
+
+def encode_with(config: dict, tokenizer, w: dict[str, np.ndarray], text: str, max_tokens: int) -> list[float]:
+    """The query's vector under these weights (a model's own, or kopt's distilled query encoder's: query_student)."""
     ids = tokenizer.encode(text).ids
     if len(ids) > max_tokens:
         ids = ids[: max_tokens - 1] + ids[-1:]  # keep [SEP], as the transformers tokenizer truncates

@@ -151,10 +151,13 @@ def cache_key(name: str) -> str:
 
 
 def embed_query(model_name: str, text: str) -> list[float]:
-    """One query vector; BERT mean-pooled models skip the sentence-transformers import (see bert_query)."""
-    from kopt.index import bert_query
+    """One query vector; BERT mean-pooled models skip the sentence-transformers import (see bert_query), and the
+    default model's queries take its distilled student (see query_student)."""
+    from kopt.index import bert_query, query_student
 
     folder = model_dir(model_name)
+    if model_name == DEFAULT_MODEL and query_student.enabled():
+        return query_student.encode_query(folder, text, MAX_TOKENS)
     if folder is not None and bert_query.supported(folder):
         return bert_query.encode_query(folder, text, MAX_TOKENS)
     return encode(model_name, [text])[0].tolist()

@@ -1,11 +1,11 @@
 """Data for the distilled query encoder (evals/retrieval/README.md, "A distilled query encoder").
 
-Every expansion question of the pairs files (text no eval set holds), tokenized as kopt's query encoder does (64
-tokens at most), with the MiniLM's weights in fp16 and only the vocabulary rows those questions use: one file, small
-enough to carry to a GPU machine that has torch and nothing else.
+Every expansion question of the pairs files (text no eval set holds), then a random span of 3+ words of each (users
+also type short queries), tokenized as kopt's query encoder does (64 tokens at most), with the MiniLM's weights in
+fp16 and only the vocabulary rows those texts use: one file, small enough to carry to a machine that has torch alone.
 
     .venv/bin/python evals/retrieval/distill/prep.py DATA.pt
-    python evals/retrieval/distill/train.py DATA.pt RESULTS_DIR STEPS 0,2,4
+    .venv/bin/python evals/retrieval/distill/train.py DATA.pt RESULTS_DIR EPOCHS 0,1,2 [LR]
 """
 
 from __future__ import annotations
@@ -32,12 +32,24 @@ def questions() -> list[str]:
     return texts
 
 
+def span(text: str, draw: random.Random) -> str:
+    """A random run of at least three of the question's words (the question itself when it has four or fewer)."""
+    words = text.split()
+    if len(words) <= 4:
+        return text
+    size = draw.randint(3, len(words) - 1)
+    start = draw.randint(0, len(words) - size)
+    return " ".join(words[start:start + size])
+
+
 def main(out: Path) -> None:
     base = model_dir(DEFAULT_MODEL)
     tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.no_truncation()
     texts = questions()
+    draw = random.Random(1)
+    texts += [span(t, draw) for t in texts]  # train.py holds out the first 1000 of each half
     rows = []
     for text in texts:
         ids = tokenizer.encode(text).ids
@@ -53,8 +65,8 @@ def main(out: Path) -> None:
     weights["embeddings.word_embeddings.weight"] = weights["embeddings.word_embeddings.weight"][vocab].clone()
     weights = {k: v.half() if v.dtype == torch.float32 else v for k, v in weights.items()}
     config = json.loads((base / "config.json").read_text())
-    torch.save({"ids": ids, "mask": mask, "weights": weights, "config": config}, out)
-    print(f"{len(texts)} questions, {len(vocab)} vocabulary rows -> {out}")
+    torch.save({"ids": ids, "mask": mask, "weights": weights, "config": config, "questions": len(texts) // 2}, out)
+    print(f"{len(texts) // 2} questions and as many spans, {len(vocab)} vocabulary rows -> {out}")
 
 
 if __name__ == "__main__":
