@@ -9,6 +9,12 @@ import sys
 
 __all__ = ["Hit", "Index", "KoptRetriever", "open_index"]
 
+QUERY_ENCODER = "KOPT_QUERY_ENCODER"  # "full": queries embed with the index's own model, not its distilled student
+
+
+def query_encoder() -> str:
+    return os.environ.get(QUERY_ENCODER, "")
+
 
 def load_numpy_for_queries() -> None:
     """Query embeddings are small matrix products (index/bert_query.py). OpenBLAS's idle threads spin for ~0.1 s

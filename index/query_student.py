@@ -9,17 +9,16 @@ vectors. KOPT_QUERY_ENCODER=full embeds queries with the MiniLM itself.
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 
-from kopt.index import bert_query
+from kopt.index import bert_query, query_encoder
 
 LAYERS = Path(__file__).parent / "models" / "query-student.safetensors"
 
 
 def enabled() -> bool:
-    return os.environ.get("KOPT_QUERY_ENCODER", "student") != "full" and LAYERS.is_file()
+    return query_encoder() != "full" and LAYERS.is_file()
 
 
 @cache

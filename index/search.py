@@ -23,6 +23,7 @@ import tomllib
 from functools import cache, lru_cache
 
 from kopt.errors import KoptError
+from kopt.index import query_encoder
 from kopt.index.backends import DENSE, NONEMPTY, QUESTIONS, SPARSE, open_backend
 from kopt.index.hits import Hit, StoredChunk
 from kopt.index.tokenize import query_vector, tokens
@@ -190,7 +191,7 @@ class Index:
         sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
         found: dict[str, list] = {}  # candidates of every corpus, normalised together so no corpus gets a free top score
         for _, entry in self._entries(corpus, (filters or {}).get("target")):
-            dense = (dense_vector or _query_embedding(entry["model"], query)) if mode != "sparse" else None
+            dense = (dense_vector or _query_embedding(entry["model"], query, query_encoder())) if mode != "sparse" else None
             searches = {DENSE: dense, SPARSE: sparse, QUESTIONS: dense if mode == "hybrid" and entry.get("questions") else None}
             for key, hits in self._query(entry["collection"], {k: v for k, v in searches.items() if v is not None},
                                          fetch, flt).items():
@@ -480,7 +481,8 @@ def _min_max(values: list[float]) -> list[float]:
 
 
 @lru_cache(maxsize=1024)  # bounded: a search worker lives on between commands
-def _query_embedding(model: str, query: str) -> list[float]:
+def _query_embedding(model: str, query: str, encoder: str = "") -> list[float]:
+    """`encoder` (KOPT_QUERY_ENCODER, read by embed_query) keys the cache alone."""
     from kopt.index.embed import embed_query
 
     return embed_query(model, query)

@@ -52,12 +52,13 @@ def address(index_path: Path) -> bytes:
     """The abstract socket name of the worker for this index, this kopt version, these index sources and models, and
     this query encoder (KOPT_QUERY_ENCODER: a worker embeds queries one way)."""
     from kopt import __version__
+    from kopt.index import query_encoder
 
     here = Path(__file__).parent
     glossary = here.parent / "corpora" / "glossary.toml"  # beside kopt/index when installed, and in the checkout
     sources = [*here.glob("*.py"), *here.glob("models/*"), *([glossary] if glossary.is_file() else [])]
     stamp = max(p.stat().st_mtime_ns for p in sources)
-    key = f"{Path(index_path).resolve()}|{__version__}|{stamp}|{os.environ.get('KOPT_QUERY_ENCODER', '')}"
+    key = f"{Path(index_path).resolve()}|{__version__}|{stamp}|{query_encoder()}"
     return b"\0kopt-search-" + hashlib.sha256(key.encode()).hexdigest()[:24].encode()
 
 
