@@ -44,20 +44,8 @@ def pooled(model: MiniLM, layers: list[dict], rows: list[list[int]], normalise: 
             for j, i in enumerate(idx):
                 ids[j, : len(rows[i])] = torch.tensor(rows[i])
                 mask[j, : len(rows[i])] = True
-            vec = model.encode(ids, mask, layers) if normalise else _unnormalised(model, ids, mask, layers)
-            out[idx] = vec
+            out[idx] = model.encode(ids, mask, layers, normalise)
     return out
-
-
-def _unnormalised(model: MiniLM, ids, mask, layers) -> torch.Tensor:
-    w = model.w
-    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
-         + w["embeddings.token_type_embeddings.weight"][0])
-    x = model._norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-    for p in layers:
-        x = model._layer(x, mask, p)
-    m = mask.float()[..., None]
-    return (x * m).sum(1) / m.sum(1)
 
 
 def student(table: torch.Tensor, rows: list[list[int]]) -> torch.Tensor:

@@ -45,7 +45,7 @@ class MiniLM:
         return self._norm(x + F.linear(h, p["output.dense.weight"], p["output.dense.bias"]),
                           p["output.LayerNorm.weight"], p["output.LayerNorm.bias"])
 
-    def encode(self, ids, mask, layers: list[dict]):
+    def encode(self, ids, mask, layers: list[dict], normalise: bool = True):
         w = self.w
         x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][: ids.shape[1]]
              + w["embeddings.token_type_embeddings.weight"][0])
@@ -53,7 +53,8 @@ class MiniLM:
         for p in layers:
             x = self._layer(x, mask, p)
         m = mask.float()[..., None]
-        return F.normalize((x * m).sum(1) / m.sum(1), dim=-1)
+        pooled = (x * m).sum(1) / m.sum(1)
+        return F.normalize(pooled, dim=-1) if normalise else pooled
 
 
 def by_length(rows: list[int], lengths: torch.Tensor, size: int) -> list[list[int]]:
