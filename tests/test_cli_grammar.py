@@ -123,6 +123,7 @@ def test_doctor_lists_what_kopt_runs_with(tmp_path):
     assert [tc["name"] for tc in doc["toolchains"]["toolchains"]][:1] == ["nvidia"]
     assert doc["index"]["corpora"] == []  # the test session's empty KOPT_HOME
     assert doc["models"]["embedder"]["present"] is True
+    assert doc["models"]["query_encoder"].startswith("3-layer student")
     assert [layer["layer"] for layer in doc["config"]["layers"]] == ["defaults", "user config", "kopt.toml", "environment"]
     (tmp_path / "kopt.toml").write_text('target = "sm_80"\n')
     again = as_document(kopt("doctor", "--json", cwd=tmp_path))

@@ -139,7 +139,18 @@ def models_section(settings: Settings) -> dict[str, Any]:
     present, where = embedder_present(settings.embed_model)
     llm = ({"provider": settings.llm_provider, "model": settings.llm_model, "base_url": settings.llm_base_url}
            if settings.llm_provider else None)
-    return {"embedder": {"name": settings.embed_model, "present": present, "where": where}, "llm": llm}
+    return {"embedder": {"name": settings.embed_model, "present": present, "where": where},
+            "query_encoder": query_encoder(settings.embed_model), "llm": llm}
+
+
+def query_encoder(embed_model: str) -> str:
+    """What embeds a search's query: the default model's distilled student, unless told otherwise (index/query_student)."""
+    from kopt.index import query_student
+    from kopt.index.embed import DEFAULT_MODEL
+
+    if embed_model == DEFAULT_MODEL and query_student.enabled():
+        return "3-layer student of the embedder (KOPT_QUERY_ENCODER=full: the embedder itself)"
+    return "the embedder"
 
 
 def config_section(settings: Settings) -> dict[str, Any]:
@@ -218,6 +229,7 @@ def _say(report: dict[str, Any], problems: list[str]) -> None:
     if "models" in report:
         e, llm = report["models"]["embedder"], report["models"]["llm"]
         click.echo(f"embedder: {e['name']} ({'present' if e['present'] else 'MISSING'}: {e['where']})")
+        click.echo(f"queries: {report['models']['query_encoder']}")
         click.echo(f"llm: {llm['provider']} {llm['model'] or ''}".rstrip() if llm else "llm: none (offline recipes)")
     if report.get("sandbox"):
         click.echo(report["sandbox"])
