@@ -5,6 +5,9 @@ the index stays open and its points' fields are read first, as in the search wor
 search in process does). Prints one JSON object.
 
     .venv/bin/python evals/bench_query.py [--gold evals/retrieval/tune.yaml] [--passes 3] [--mode hybrid] [--rerank-depth 30]
+
+Queries embed as `kopt search` embeds them: the distilled 3-layer encoder for default-model indexes
+(KOPT_QUERY_ENCODER=full times the 6-layer MiniLM instead).
 """
 
 from __future__ import annotations
