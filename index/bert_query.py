@@ -21,7 +21,7 @@ from kopt.index import load_numpy_for_queries
 load_numpy_for_queries()
 import numpy as np  # noqa: E402
 
-_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I8": np.int8}
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
 def supported(model_dir: Path) -> bool:

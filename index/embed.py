@@ -156,7 +156,7 @@ def embed_query(model_name: str, text: str) -> list[float]:
     from kopt.index import bert_query, query_student
 
     folder = model_dir(model_name)
-    if model_name == DEFAULT_MODEL and query_student.enabled():
+    if query_student.serves(model_name):
         return query_student.encode_query(folder, text, MAX_TOKENS)
     if folder is not None and bert_query.supported(folder):
         return bert_query.encode_query(folder, text, MAX_TOKENS)

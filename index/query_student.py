@@ -17,8 +17,11 @@ from kopt.index import bert_query, query_encoder
 LAYERS = Path(__file__).parent / "models" / "query-student.safetensors"
 
 
-def enabled() -> bool:
-    return query_encoder() != "full" and LAYERS.is_file()
+def serves(model_name: str) -> bool:
+    """Whether queries against an index embedded with this model take the student."""
+    from kopt.index.embed import DEFAULT_MODEL
+
+    return model_name == DEFAULT_MODEL and query_encoder() != "full" and LAYERS.is_file()
 
 
 @cache

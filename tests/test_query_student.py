@@ -18,7 +18,7 @@ QUESTIONS = [
 
 def test_the_student_ships_and_points_where_the_minilm_does():
     folder = model_dir(DEFAULT_MODEL)
-    assert query_student.enabled(), "index/models/query-student.safetensors is missing"
+    assert query_student.serves(DEFAULT_MODEL), "index/models/query-student.safetensors is missing"
     config, _, _ = query_student._load(folder)
     assert config["num_hidden_layers"] == 3
     student = np.array([query_student.encode_query(folder, q, MAX_TOKENS) for q in QUESTIONS])

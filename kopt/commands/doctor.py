@@ -146,9 +146,8 @@ def models_section(settings: Settings) -> dict[str, Any]:
 def query_encoder(embed_model: str) -> str:
     """What embeds a search's query: the default model's distilled student, unless told otherwise (index/query_student)."""
     from kopt.index import query_student
-    from kopt.index.embed import DEFAULT_MODEL
 
-    if embed_model == DEFAULT_MODEL and query_student.enabled():
+    if query_student.serves(embed_model):
         return "3-layer student of the embedder (KOPT_QUERY_ENCODER=full: the embedder itself)"
     return "the embedder"
 

@@ -4,7 +4,7 @@ layers, with its embeddings frozen, and learns with 1 - cosine to the teacher as
 length (random batches padded to their longest cost ~30x as much on a CPU). The first 1000 questions and their spans
 are held out. The student's layers are saved in fp16 as RESULTS_DIR/student-<layers>-<epochs>.safetensors.
 
-    python evals/retrieval/distill/train.py DATA.pt RESULTS_DIR EPOCHS LAYERS [LR]   # LAYERS e.g. 0,1,2
+    python evals/retrieval/distill/train.py DATA.pt RESULTS_DIR EPOCHS LAYERS [LR]   # shipped: 10 0,2,4 3e-3
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-HELD_OUT, BATCH, LR = 1000, 128, 2e-4
+HELD_OUT, BATCH, LR = 1000, 128, 3e-3  # LR: chosen on the held-out cosine (README)
 
 
 class MiniLM:
