@@ -2,12 +2,15 @@
 
 `write` cuts the source trees as `kopt ingest` does and writes one exchange request per batch of definitions
 (the chunk's code, cut to its first lines) asking for the questions whose answer is that code: a compiler
-engineer's (the default voice) or, with `--voice kernel`, a kernel author's, who sees symptoms, launch options and
-messages rather than the compiler's names. Anyone answering exchange requests replies (first line `model: NAME`);
-`collect` reads the replies and writes `doc2query.jsonl` (`doc2query-kernel.jsonl`) beside the other miners' pairs,
-each row carrying the replier's model. No eval set is read.
+engineer's (the default voice); with `--voice kernel`, a kernel author's, who sees symptoms, launch options and
+messages rather than the compiler's names; with `--voice stage`, an engineer's tracing something across the
+compiler's stages, naming the stage before or after the code. Anyone answering exchange requests replies (first line
+`model: NAME`); `collect` reads the replies and writes the voice's pairs file (`doc2query.jsonl`,
+`doc2query-kernel.jsonl`, `doc2query-stage.jsonl`) beside the other miners' pairs, each row carrying the replier's
+model. No eval set is read.
 
-    python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR [--voice kernel]
+    python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR \
+        [--voice kernel|stage]
     python -m kopt.ingest.doc2query collect --exchange DIR --out evals/retrieval/pairs
 
 `write --new-only evals/retrieval/pairs` asks only about chunks that file has no question for (a corpus that grew);
@@ -56,7 +59,23 @@ and so on), or the message they got, in their own words. Do not use the excerpt'
 variable names; name only what a kernel author writes or sees. For code no kernel author would search for, ask \
 about the behaviour it causes that they could notice. Each question stands alone (no "this function").
 Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
-VOICES = {"compiler": (SYSTEM, "doc2query"), "kernel": (SYSTEM_KERNEL, "doc2query-kernel")}  # prompt, pairs name
+STAGE_QUESTIONS = 2
+SYSTEM_STAGE = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
+Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
+The people searching are tracing something through the compiler's stages: a kernel's Python op (tl.dot, tl.load, \
+tl.reduce, ...) becomes Triton IR (TTIR), is converted to TritonGPU IR (TTGIR) with layouts and encodings, is \
+transformed there (coalescing, pipelining, layout conversions, warp specialization, ...), is lowered to LLVM IR and \
+then PTX or AMDGCN, and is compiled, cached and launched at run time; the Ascend port has its own path from TTIR to \
+its backend. For each numbered code excerpt (its path says where in that pipeline it sits), write {STAGE_QUESTIONS} \
+different questions whose answer includes this code, each naming a stage before or after it and what passes between \
+them: the op, attribute, layout, hint, option or value that this code receives from an earlier stage or hands to a \
+later one (for example: where a layout chosen for a dot operand is turned into shared-memory loads, or how a \
+num_stages setting reaches the pass that multi-buffers loads). Use plain words and the names a kernel author or \
+compiler engineer knows (tl.* ops, IR op names, stage names, options); at most one of the {STAGE_QUESTIONS} questions \
+may name a class, function or variable of the excerpt. Each question stands alone (no "this function").
+Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+VOICES = {"compiler": (SYSTEM, "doc2query"), "kernel": (SYSTEM_KERNEL, "doc2query-kernel"),
+          "stage": (SYSTEM_STAGE, "doc2query-stage")}  # prompt, pairs name
 
 
 def selected(corpus_chunks: dict[str, list[Chunk]]) -> list[Chunk]:
@@ -136,8 +155,8 @@ def parse(text: str, refs: list[dict], model: str, source: str = "doc2query") ->
 
 
 def collect(folder: Path, out: Path) -> tuple[int, int, int]:
-    """doc2query.jsonl (doc2query-kernel.jsonl) from the replies there; (requests, answered, rows). Requests without
-    a reply wait."""
+    """The voice's pairs file (doc2query.jsonl, doc2query-kernel.jsonl, ...) from the replies there; (requests,
+    answered, rows). Requests without a reply wait."""
     if not (folder / "batches.json").is_file():
         raise KoptError(f"{folder}: no batches.json here; `write` makes the requests and it first")
     written = json.loads((folder / "batches.json").read_text())
@@ -165,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--triton", type=Path)
     w.add_argument("--ascend", type=Path)
     w.add_argument("--per-request", type=int, default=PER_REQUEST)
-    w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's "
-                   "or a kernel author's")
+    w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's, "
+                   "a kernel author's, or an engineer's tracing code across stages")
     w.add_argument("--new-only", type=Path, metavar="PAIRS_DIR",
                    help="only chunks this pairs folder has no question of this voice for")
     c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")

@@ -220,19 +220,24 @@ def test_doc2query_writes_requests_and_collects_replies_with_their_model(tmp_pat
     assert doc2query.main(["collect", "--exchange", str(exchange), "--out", str(out)]) == 1
 
 
-def test_a_kernel_authors_voice_asks_for_their_words_and_collects_beside(tmp_path, checkout):
-    """--voice kernel: the same definitions, a prompt for what a kernel author sees, rows in doc2query-kernel.jsonl."""
+@pytest.mark.parametrize("voice, asks_for, question", [
+    ("kernel", "kernel authors", "why does my kernel get slower when I raise num_stages"),
+    ("stage", "tracing something through the compiler's stages",
+     "how does the num_stages option reach the pass that multi-buffers loads"),
+])
+def test_other_voices_ask_in_their_words_and_collect_beside(tmp_path, checkout, voice, asks_for, question):
+    """--voice kernel|stage: the same definitions, the voice's prompt, rows in doc2query-<voice>.jsonl alone."""
     exchange, out = tmp_path / "exchange", tmp_path / "pairs"
     assert doc2query.main(["write", "--triton", str(checkout), "--exchange", str(exchange), "--per-request", "50",
-                           "--voice", "kernel"]) == 0
+                           "--voice", voice]) == 0
     rid, refs = next(iter(json.loads((exchange / "batches.json").read_text())["requests"].items()))
     request = json.loads((exchange / f"{rid}.request.json").read_text())
-    assert request["context"]["purpose"] == "doc2query-kernel" and "kernel authors" in request["messages"][0]["content"]
-    (exchange / f"{rid}.reply.md").write_text("model: test-model-7b\n[1] why does my kernel get slower when I raise num_stages\n")
+    assert request["context"]["purpose"] == f"doc2query-{voice}" and asks_for in request["messages"][0]["content"]
+    (exchange / f"{rid}.reply.md").write_text(f"model: test-model-7b\n[1] {question}\n")
     assert doc2query.collect(exchange, out) == (1, 1, 1)
-    (row,) = [json.loads(line) for line in (out / "doc2query-kernel.jsonl").read_text().splitlines()]
-    assert row["source"] == "doc2query-kernel" and row["positive"] == refs[0] and not (out / "doc2query.jsonl").exists()
-
+    (row,) = [json.loads(line) for line in (out / f"doc2query-{voice}.jsonl").read_text().splitlines()]
+    assert row["source"] == f"doc2query-{voice}" and row["positive"] == refs[0]
+    assert sorted(p.name for p in out.iterdir()) == [f"doc2query-{voice}.jsonl"]
 
 
 def test_new_only_asks_about_uncovered_chunks_and_collect_keeps_the_other_rows(tmp_path, checkout):
