@@ -4,13 +4,14 @@
 (the chunk's code, cut to its first lines) asking for the questions whose answer is that code: a compiler
 engineer's (the default voice); with `--voice kernel`, a kernel author's, who sees symptoms, launch options and
 messages rather than the compiler's names; with `--voice stage`, an engineer's tracing something across the
-compiler's stages, naming the stage before or after the code. Anyone answering exchange requests replies (first line
+compiler's stages, naming the stage before or after the code; with `--voice contrast`, questions that tell the code
+from the neighbours hybrid search confuses it with (found in the index in KOPT_HOME). Anyone answering exchange requests replies (first line
 `model: NAME`); `collect` reads the replies and writes the voice's pairs file (`doc2query.jsonl`,
 `doc2query-kernel.jsonl`, `doc2query-stage.jsonl`) beside the other miners' pairs, each row carrying the replier's
 model. No eval set is read.
 
     python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR \
-        [--voice kernel|stage]
+        [--voice kernel|stage|contrast]
     python -m kopt.ingest.doc2query collect --exchange DIR --out evals/retrieval/pairs
 
 `write --new-only evals/retrieval/pairs` asks only about chunks that file has no question for (a corpus that grew);
@@ -28,6 +29,7 @@ from pathlib import Path
 from kopt.errors import KoptError
 from kopt.exchange import Exchange, make_request
 from kopt.ingest.chunk import Chunk
+from kopt.ingest.expansion import committed_pairs
 from kopt.ingest.pairs import MAX_QUERY, MIN_WORDS, _ref, load_corpus
 
 KINDS = {"function", "class", "pass", "code", "td_record"}  # code a question can be about (not lit tests or docs)
@@ -74,8 +76,21 @@ num_stages setting reaches the pass that multi-buffers loads). Use plain words a
 compiler engineer knows (tl.* ops, IR op names, stage names, options); at most one of the {STAGE_QUESTIONS} questions \
 may name a class, function or variable of the excerpt. Each question stands alone (no "this function").
 Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+CONTRAST_QUESTIONS = 2
+NEIGHBOURS = 3  # chunks of other files shown beside each excerpt (voice contrast)
+SYSTEM_CONTRAST = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
+Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
+The engine already finds the right neighbourhood; it fails to rank first the one excerpt that answers, because \
+nearby code (the pass class beside the function that decides, the op's builder beside its lowering, a helper of \
+another stage) shares its words. Each numbered excerpt below comes with the neighbours the engine confuses it with. \
+For each excerpt, write {CONTRAST_QUESTIONS} different questions that this excerpt answers and its neighbours do not: \
+about what this code alone decides, checks, computes or emits, the condition or case it handles, or the symptom \
+or message a person would see because of it. Use plain words and the names a kernel author or compiler engineer \
+knows (tl.* ops, IR op names, options); at most one of the {CONTRAST_QUESTIONS} questions may name a class, \
+function or variable of the excerpt. Each question stands alone (no "this function").
+Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
 VOICES = {"compiler": (SYSTEM, "doc2query"), "kernel": (SYSTEM_KERNEL, "doc2query-kernel"),
-          "stage": (SYSTEM_STAGE, "doc2query-stage")}  # prompt, pairs name
+          "stage": (SYSTEM_STAGE, "doc2query-stage"), "contrast": (SYSTEM_CONTRAST, "doc2query-contrast")}
 
 
 def selected(corpus_chunks: dict[str, list[Chunk]]) -> list[Chunk]:
@@ -97,14 +112,16 @@ def excerpt(chunk: Chunk) -> str:
     return text + ("\n..." if len(text) < len("\n".join(lines)) else "")
 
 
-def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUEST,
-                 voice: str = "compiler") -> list[tuple[dict, list[dict]]]:
-    """(exchange request, the chunk references its numbers stand for) per batch."""
+def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUEST, voice: str = "compiler",
+                 neighbours: dict[tuple, list[str]] | None = None) -> list[tuple[dict, list[dict]]]:
+    """(exchange request, the chunk references its numbers stand for) per batch; `neighbours` (voice contrast): per
+    chunk key, the lines that name the chunks it is confused with."""
     system, purpose = VOICES[voice]
     out = []
     for start in range(0, len(chunks), per_request):
         batch = chunks[start:start + per_request]
         body = "\n\n".join(f"[{k}] {c.path} ({c.kind} {c.qualname or c.symbol or ''})\n```\n{excerpt(c)}\n```"
+                           + _neighbour_lines((neighbours or {}).get(_key(_ref(corpus, c))))
                            for k, c in enumerate(batch, 1))
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": f"{len(batch)} excerpts from {corpus}:\n\n{body}"}]
@@ -112,6 +129,40 @@ def requests_for(corpus: str, chunks: list[Chunk], per_request: int = PER_REQUES
                                                 "batch": start // per_request + 1})
         out.append((request, [_ref(corpus, c) for c in batch]))
     return out
+
+
+def _neighbour_lines(lines: list[str] | None) -> str:
+    return "\nNeighbours it is confused with:\n" + "\n".join(f"- {line}" for line in lines) if lines else ""
+
+
+def neighbours(corpus: str, chunks: list[Chunk], pairs: Path, k: int = NEIGHBOURS) -> dict[tuple, list[str]]:
+    """Per chunk that has a doc2query question in `pairs`: the first k hybrid hits of other files for that question,
+    over the corpus as the index in KOPT_HOME holds it, as `path (kind name): its first line`."""
+    from kopt.config import load_settings
+    from kopt.index import open_index
+
+    first: dict[tuple, str] = {}
+    for row in _rows(pairs / f"{VOICES['compiler'][1]}.jsonl"):
+        first.setdefault(_key(row["positive"]), row["query"])
+    if not first:
+        raise KoptError(f"{pairs}: no doc2query.jsonl to find neighbours with (voice contrast)")
+    index, out = open_index(load_settings()), {}
+    try:
+        for chunk in chunks:
+            key = _key(_ref(corpus, chunk))
+            if key in first:
+                hits = [h for h in index.search(first[key], corpus=corpus, k=10) if h.chunk.path != chunk.path]
+                out[key] = [f"{h.chunk.path} ({h.chunk.kind} {h.chunk.qualname or h.chunk.symbol or ''}): "
+                            f"{_first_line(h.text)}" for h in hits[:k]]
+    finally:
+        index.close()
+    return out
+
+
+def _first_line(text: str) -> str:
+    """A hit's first line of code (its header line, blank lines and includes skipped), cut to 120 characters."""
+    lines = [line.strip() for line in text.splitlines()[1:] if not _TRIVIAL.match(line)]
+    return (lines[0] if lines else "")[:120]
 
 
 def _key(ref: dict) -> tuple:
@@ -123,7 +174,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, voice: str = "compiler",
-          new_only: Path | None = None) -> int:
+          new_only: Path | None = None, pairs: Path | None = None) -> int:
     """Write every batch's request and `batches.json` (the voice; request id -> chunk references); returns the count.
     With `new_only` (a pairs folder), chunks that already have a question of this voice there are left out."""
     if new_only and not new_only.is_dir():
@@ -132,7 +183,8 @@ def write(trees: dict[str, Path], folder: Path, per_request: int = PER_REQUEST, 
     exchange, batches = Exchange(folder), {}
     for name, root in trees.items():
         chunks = [c for c in selected(load_corpus(name, root).chunks) if _key(_ref(name, c)) not in asked]
-        for request, refs in requests_for(name, chunks, per_request, voice):
+        near = neighbours(name, chunks, pairs or committed_pairs()) if voice == "contrast" else None
+        for request, refs in requests_for(name, chunks, per_request, voice, near):
             exchange.write(request)
             batches[request["id"]] = refs
     (folder / "batches.json").write_text(json.dumps({"voice": voice, "requests": batches}, indent=1, sort_keys=True) + "\n")
@@ -185,9 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--ascend", type=Path)
     w.add_argument("--per-request", type=int, default=PER_REQUEST)
     w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's, "
-                   "a kernel author's, or an engineer's tracing code across stages")
+                   "a kernel author's, an engineer's tracing code across stages, or ones that tell a chunk from its "
+                   "neighbours (the index in KOPT_HOME finds them)")
     w.add_argument("--new-only", type=Path, metavar="PAIRS_DIR",
                    help="only chunks this pairs folder has no question of this voice for")
+    w.add_argument("--pairs", type=Path, metavar="PAIRS_DIR", help="voice contrast: the folder whose doc2query.jsonl "
+                   "questions find each chunk's neighbours (default: the committed evals/retrieval/pairs)")
     c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")
     c.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
     for p in (w, c):
@@ -198,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             trees = {name: root for name, root in (("triton", args.triton), ("triton-ascend", args.ascend)) if root}
             if not trees:
                 raise KoptError("give --triton DIR and/or --ascend DIR")
-            count = write(trees, args.exchange, args.per_request, args.voice, args.new_only)
+            count = write(trees, args.exchange, args.per_request, args.voice, args.new_only, args.pairs)
             print(f"{count} requests in {args.exchange}")
         else:
             total, answered, rows = collect(args.exchange, args.out)

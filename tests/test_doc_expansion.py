@@ -240,6 +240,28 @@ def test_other_voices_ask_in_their_words_and_collect_beside(tmp_path, checkout, 
     assert sorted(p.name for p in out.iterdir()) == [f"doc2query-{voice}.jsonl"]
 
 
+def test_the_contrast_voice_shows_each_excerpt_with_the_other_files_search_confuses_it_with(settings, checkout, tmp_path):
+    """--voice contrast: each chunk's first doc2query question is searched in the index; the request shows the top hits
+    of other files beside the excerpt, and a chunk without a question is asked about alone."""
+    target = pattern_chunk(checkout)
+    pairs = tmp_path / "pairs"
+    pairs.mkdir()
+    write_pairs(pairs / "doc2query.jsonl", [pair_row(target, "which pattern reverses the load order of an operand")])
+    ingest_corpus("triton", settings, path=checkout, progress=False, expand=[])
+    exchange = tmp_path / "exchange"
+    assert doc2query.main(["write", "--triton", str(checkout), "--exchange", str(exchange), "--per-request", "50",
+                           "--voice", "contrast", "--pairs", str(pairs)]) == 0
+    (rid, refs), = json.loads((exchange / "batches.json").read_text())["requests"].items()
+    user = json.loads((exchange / f"{rid}.request.json").read_text())["messages"][1]["content"]
+    excerpts = user.split("\n\n[")
+    mine = next(e for e in excerpts if f"({target.kind} {target.qualname})" in e)
+    shown = [line for line in mine.split("Neighbours it is confused with:\n")[1].splitlines() if line.startswith("- ")]
+    assert 1 <= len(shown) <= doc2query.NEIGHBOURS and not any(line.startswith(f"- {CPP} ") for line in shown)
+    assert sum("Neighbours it is confused with" in e for e in excerpts) == 1  # only the chunk that has a question
+    assert doc2query.main(["write", "--triton", str(checkout), "--exchange", str(tmp_path / "none"),
+                           "--voice", "contrast", "--pairs", str(tmp_path / "empty")]) == 1  # no questions: an error
+
+
 def test_new_only_asks_about_uncovered_chunks_and_collect_keeps_the_other_rows(tmp_path, checkout):
     """A corpus that grew: questions for its new chunks only, merged into the pairs file without losing a row."""
     first, out = tmp_path / "first", tmp_path / "pairs"
