@@ -230,6 +230,10 @@ def test_cli_ingest_search_index(tmp_path, checkout):
     assert hits[0]["rank"] == 1 and hits[0]["meta"]["symbol"] == "ReverseLoadPattern"
     done = run("search", "zebra stride", "--k", "2", "--mode", "sparse")
     assert "lib/Fixture/FixtureCoalesce.cpp:" in done.stdout and "ReverseLoadPattern" in done.stdout
+    listed = run("search", "zebra stride", "--k", "2", "--mode", "sparse", "--corpus", "triton,passes")
+    assert listed.returncode == 1 and "corpus 'passes' is not in the index" in listed.stderr  # each name, not the list
+    assert json.loads(run("search", "zebra stride", "--k", "2", "--mode", "sparse", "--corpus", "triton,",
+                          "--json").stdout)["items"][0]["meta"]["symbol"] == "ReverseLoadPattern"
     listed = json.loads(run("index", "list", "--json").stdout)
     assert listed["corpora"][0]["name"] == "triton"
     assert run("index", "doctor").returncode == 0

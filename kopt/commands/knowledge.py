@@ -79,7 +79,7 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
 
 @click.command("search")
 @click.argument("query")
-@click.option("--corpus", multiple=True, help="Corpus to search (repeatable; default: all).")
+@click.option("--corpus", multiple=True, help="Corpus to search (repeatable or comma-separated; default: all).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 200))
 @click.option("--mode", default="hybrid", show_default=True,
               type=click.Choice(["hybrid", "dense", "sparse", "hybrid+llm", "hybrid+rerank", "hybrid+graph"]),
@@ -107,7 +107,7 @@ def search_cmd(query: str, corpus: tuple[str, ...], k: int, mode: str, target: s
         raise KoptError("give --target or --corpus, not both: --target chooses the corpora")
     if target and (symbol or emitter):
         raise KoptError("--target scopes a search; with --symbol or --emitter name the corpus with --corpus")
-    corpora = list(corpus) or None
+    corpora = [name.strip() for names in corpus for name in names.split(",") if name.strip()] or None
     settings = load_settings(qdrant_url=qdrant_url)
     llm, fetch = None, k
     if mode == "hybrid+llm" and not (symbol or emitter):
