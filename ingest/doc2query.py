@@ -5,10 +5,10 @@
 engineer's (the default voice); with `--voice kernel`, a kernel author's, who sees symptoms, launch options and
 messages rather than the compiler's names; with `--voice stage`, an engineer's tracing something across the
 compiler's stages, naming the stage before or after the code; with `--voice contrast`, questions that tell the code
-from the neighbours hybrid search confuses it with (found in the index in KOPT_HOME). Anyone answering exchange requests replies (first line
-`model: NAME`); `collect` reads the replies and writes the voice's pairs file (`doc2query.jsonl`,
-`doc2query-kernel.jsonl`, `doc2query-stage.jsonl`) beside the other miners' pairs, each row carrying the replier's
-model. No eval set is read.
+from the neighbours hybrid search confuses it with (found in the index in KOPT_HOME). Anyone answering exchange
+requests replies (first line `model: NAME`); `collect` reads the replies and writes the voice's pairs file
+(`doc2query.jsonl`, `doc2query-kernel.jsonl`, `doc2query-stage.jsonl`, `doc2query-contrast.jsonl`) beside the other
+miners' pairs, each row carrying the replier's model. No eval set is read.
 
     python -m kopt.ingest.doc2query write --triton ~/src/triton --ascend ~/src/triton-ascend --exchange DIR \
         [--voice kernel|stage|contrast]
@@ -42,53 +42,50 @@ MIN_CODE_LINES = 3
 _TRIVIAL = re.compile(r"^\s*(?:$|#\s*include\b|import\b|from\s+\S+\s+import\b|[\W_]*$|//|#define GEN_PASS)")
 _LINE = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$")
 
-SYSTEM = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
-Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
-For each numbered code excerpt, write {QUESTIONS} different questions that a compiler engineer, who has not \
-seen this code, would type to find it: what it does, where something happens, why a behaviour occurs, what \
-condition triggers it. Use the words an engineer would use, not the code's identifiers: at most one of the \
-{QUESTIONS} questions may name an identifier from the excerpt. Each question stands alone (no "this function").
-Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+
+def _prompt(task: str) -> str:
+    """A voice's system message: what the engine is, the voice's task, the one answer format every voice parses."""
+    return ("You write search questions for a code search engine over a GPU compiler's source (Triton and its Ascend "
+            "port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).\n"
+            f'{task} Each question stands alone (no "this function").\n'
+            "Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else.")
+
+
+SYSTEM = _prompt(f"""For each numbered code excerpt, write {QUESTIONS} different questions that a compiler engineer, \
+who has not seen this code, would type to find it: what it does, where something happens, why a behaviour occurs, \
+what condition triggers it. Use the words an engineer would use, not the code's identifiers: at most one of the \
+{QUESTIONS} questions may name an identifier from the excerpt.""")
 KERNEL_QUESTIONS = 2
-SYSTEM_KERNEL = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
-Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
-The people searching are kernel authors: they write Triton kernels in Python, not the compiler. They search when \
-their kernel is slow, fails to compile, gives wrong results or behaves unexpectedly, or when they want to know what \
-an option, hint or environment variable does. For each numbered code excerpt, write {KERNEL_QUESTIONS} different \
-questions such a person could be asking when the answer lies in that code: the symptom they see, the kernel code or \
-launch setting they wrote (tl.dot, tl.load with a mask, num_warps, num_stages, block pointers, autotune configs, \
-and so on), or the message they got, in their own words. Do not use the excerpt's class, function, pass or \
-variable names; name only what a kernel author writes or sees. For code no kernel author would search for, ask \
-about the behaviour it causes that they could notice. Each question stands alone (no "this function").
-Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+SYSTEM_KERNEL = _prompt(f"""The people searching are kernel authors: they write Triton kernels in Python, not the \
+compiler. They search when their kernel is slow, fails to compile, gives wrong results or behaves unexpectedly, or \
+when they want to know what an option, hint or environment variable does. For each numbered code excerpt, write \
+{KERNEL_QUESTIONS} different questions such a person could be asking when the answer lies in that code: the symptom \
+they see, the kernel code or launch setting they wrote (tl.dot, tl.load with a mask, num_warps, num_stages, block \
+pointers, autotune configs, and so on), or the message they got, in their own words. Do not use the excerpt's class, \
+function, pass or variable names; name only what a kernel author writes or sees. For code no kernel author would \
+search for, ask about the behaviour it causes that they could notice.""")
 STAGE_QUESTIONS = 2
-SYSTEM_STAGE = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
-Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
-The people searching are tracing something through the compiler's stages: a kernel's Python op (tl.dot, tl.load, \
-tl.reduce, ...) becomes Triton IR (TTIR), is converted to TritonGPU IR (TTGIR) with layouts and encodings, is \
-transformed there (coalescing, pipelining, layout conversions, warp specialization, ...), is lowered to LLVM IR and \
-then PTX or AMDGCN, and is compiled, cached and launched at run time; the Ascend port has its own path from TTIR to \
-its backend. For each numbered code excerpt (its path says where in that pipeline it sits), write {STAGE_QUESTIONS} \
-different questions whose answer includes this code, each naming a stage before or after it and what passes between \
-them: the op, attribute, layout, hint, option or value that this code receives from an earlier stage or hands to a \
-later one (for example: where a layout chosen for a dot operand is turned into shared-memory loads, or how a \
-num_stages setting reaches the pass that multi-buffers loads). Use plain words and the names a kernel author or \
-compiler engineer knows (tl.* ops, IR op names, stage names, options); at most one of the {STAGE_QUESTIONS} questions \
-may name a class, function or variable of the excerpt. Each question stands alone (no "this function").
-Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+SYSTEM_STAGE = _prompt(f"""The people searching are tracing something through the compiler's stages: a kernel's \
+Python op (tl.dot, tl.load, tl.reduce, ...) becomes Triton IR (TTIR), is converted to TritonGPU IR (TTGIR) with \
+layouts and encodings, is transformed there (coalescing, pipelining, layout conversions, warp specialization, ...), \
+is lowered to LLVM IR and then PTX or AMDGCN, and is compiled, cached and launched at run time; the Ascend port has \
+its own path from TTIR to its backend. For each numbered code excerpt (its path says where in that pipeline it \
+sits), write {STAGE_QUESTIONS} different questions whose answer includes this code, each naming a stage before or \
+after it and what passes between them: the op, attribute, layout, hint, option or value that this code receives from \
+an earlier stage or hands to a later one (for example: where a layout chosen for a dot operand is turned into \
+shared-memory loads, or how a num_stages setting reaches the pass that multi-buffers loads). Use plain words and the \
+names a kernel author or compiler engineer knows (tl.* ops, IR op names, stage names, options); at most one of the \
+{STAGE_QUESTIONS} questions may name a class, function or variable of the excerpt.""")
 CONTRAST_QUESTIONS = 2
 NEIGHBOURS = 3  # chunks of other files shown beside each excerpt (voice contrast)
-SYSTEM_CONTRAST = f"""You write search questions for a code search engine over a GPU compiler's source (Triton and its \
-Ascend port: Python front end, MLIR dialects and passes in C++, LLVM lowering, TableGen).
-The engine already finds the right neighbourhood; it fails to rank first the one excerpt that answers, because \
-nearby code (the pass class beside the function that decides, the op's builder beside its lowering, a helper of \
-another stage) shares its words. Each numbered excerpt below comes with the neighbours the engine confuses it with. \
-For each excerpt, write {CONTRAST_QUESTIONS} different questions that this excerpt answers and its neighbours do not: \
-about what this code alone decides, checks, computes or emits, the condition or case it handles, or the symptom \
-or message a person would see because of it. Use plain words and the names a kernel author or compiler engineer \
-knows (tl.* ops, IR op names, options); at most one of the {CONTRAST_QUESTIONS} questions may name a class, \
-function or variable of the excerpt. Each question stands alone (no "this function").
-Answer with one line per question, `[N] question`, N the excerpt's number, and nothing else."""
+SYSTEM_CONTRAST = _prompt(f"""The engine already finds the right neighbourhood; it fails to rank first the one \
+excerpt that answers, because nearby code (the pass class beside the function that decides, the op's builder beside \
+its lowering, a helper of another stage) shares its words. Each numbered excerpt below comes with the neighbours the \
+engine confuses it with. For each excerpt, write {CONTRAST_QUESTIONS} different questions that this excerpt answers \
+and its neighbours do not: about what this code alone decides, checks, computes or emits, the condition or case it \
+handles, or the symptom or message a person would see because of it. Use plain words and the names a kernel author \
+or compiler engineer knows (tl.* ops, IR op names, options); at most one of the {CONTRAST_QUESTIONS} questions may \
+name a class, function or variable of the excerpt.""")
 VOICES = {"compiler": (SYSTEM, "doc2query"), "kernel": (SYSTEM_KERNEL, "doc2query-kernel"),
           "stage": (SYSTEM_STAGE, "doc2query-stage"), "contrast": (SYSTEM_CONTRAST, "doc2query-contrast")}
 
@@ -236,14 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--triton", type=Path)
     w.add_argument("--ascend", type=Path)
     w.add_argument("--per-request", type=int, default=PER_REQUEST)
-    w.add_argument("--voice", choices=sorted(VOICES), default="compiler", help="whose questions: a compiler engineer's, "
-                   "a kernel author's, an engineer's tracing code across stages, or ones that tell a chunk from its "
-                   "neighbours (the index in KOPT_HOME finds them)")
+    w.add_argument("--voice", choices=sorted(VOICES), default="compiler",
+                   help="whose questions: a compiler engineer's, a kernel author's, an engineer's tracing code across "
+                   "stages, or ones that tell a chunk from its neighbours (the index in KOPT_HOME finds them)")
     w.add_argument("--new-only", type=Path, metavar="PAIRS_DIR",
                    help="only chunks this pairs folder has no question of this voice for")
     w.add_argument("--pairs", type=Path, metavar="PAIRS_DIR", help="voice contrast: the folder whose doc2query.jsonl "
                    "questions find each chunk's neighbours (default: the committed evals/retrieval/pairs)")
-    c = sub.add_parser("collect", help="read the replies into doc2query.jsonl")
+    c = sub.add_parser("collect", help="read the replies into the voice's pairs file")
     c.add_argument("--out", type=Path, default=Path("evals/retrieval/pairs"))
     for p in (w, c):
         p.add_argument("--exchange", type=Path, required=True, help="the exchange folder")
