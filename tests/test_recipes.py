@@ -243,3 +243,18 @@ def test_guard_rejects_changes_to_what_judges_the_candidate():
     assert "changes `HELD_OUT`" in check_candidate(before, before.replace('{"n": 12_345_678}', '{"n": 8}'))
     assert "no `entry`" in check_candidate(before, before.replace("def entry(", "def entry2("))
     assert check_candidate(before, before.replace("BLOCK_SIZE=1024", "BLOCK_SIZE=2048")) is None
+
+
+def test_ctrl_c_while_libcst_reads_positions_stays_an_interrupt(monkeypatch):
+    """libcst's position pass cleans up in a `finally` that raises KeyError when Ctrl-C lands mid-pass; kopt optimize
+    must still see the interrupt (run marked interrupted, exit 130), not an internal error."""
+    import libcst
+
+    from kopt.rewrite.cst import Source
+
+    def interrupted(self, state, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(libcst.Name, "_codegen_impl", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Source("def scale(x):\n    return x * 2\n")  # interrupted inside a function body: libcst's KeyError case

@@ -42,6 +42,20 @@ class Knob:
         return self.value is None and not self.absent
 
 
+def _resolve(wrapper: MetadataWrapper, provider):
+    """The provider's metadata. libcst's position pass pops its node stack in a `finally`, so a Ctrl-C in the middle
+    surfaces as a KeyError raised while handling it; the interrupt is what happened, so the interrupt propagates."""
+    try:
+        return wrapper.resolve(provider)
+    except KeyError as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, KeyboardInterrupt):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        raise cause from None
+
+
 class Source:
     """A parsed task file with positions and parents, and a way to rewrite it by node identity."""
 
@@ -51,8 +65,8 @@ class Source:
         except cst.ParserSyntaxError as exc:
             raise NotApplicable(f"line {exc.raw_line}: the file does not parse: {exc.message}") from exc
         self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
-        self.parents = self.wrapper.resolve(ParentNodeProvider)
+        self.positions = _resolve(self.wrapper, PositionProvider)
+        self.parents = _resolve(self.wrapper, ParentNodeProvider)
 
     def line(self, node: cst.CSTNode) -> int:
         return self.positions[node].start.line
