@@ -28,10 +28,10 @@ from kopt.index.backends import DENSE, NONEMPTY, QUESTIONS, SPARSE, open_backend
 from kopt.index.hits import Hit, StoredChunk
 from kopt.index.tokenize import query_vector, tokens
 
-# sparse and dense: first tuned on all of gold.yaml before the dev/test split (dense refit below). QUESTIONS, a chunk's questions'
-# mean vector against the query's (engineer question to LLM-written question, what MiniLM was trained for): chosen on
-# dev before blind-2026-12c was written (the mean, not the best cosine; 0.1-0.5 tried), tune.yaml file MRR 0.802 ->
-# 0.834; on that blind set 0.747 -> 0.773, holdout.yaml 0.562 -> 0.627 (evals/RESULTS.md).
+# sparse and dense: first tuned on all of gold.yaml before the dev/test split (dense refit below). QUESTIONS, a
+# chunk's questions' mean vector against the query's (engineer question to LLM-written question, what MiniLM was
+# trained for): chosen on dev before blind-2026-12c was written (the mean, not the best cosine; 0.1-0.5 tried),
+# tune.yaml file MRR 0.802 -> 0.834; on that blind set 0.747 -> 0.773, holdout.yaml 0.562 -> 0.627 (evals/RESULTS.md).
 # REFIT marks the constants refit on the eight looked-at blind sets (805 questions in 36 writers' words, pooled file MRR
 # 0.756 -> 0.791); on the unread blind-2026-12i file MRR 0.764 -> 0.792, symbol 0.662 -> 0.728 (evals/RESULTS.md).
 # REFIT: dense 0.15 -> 0.05 (the generic MiniLM is the weakest reader of a blind question), questions 0.2 -> 0.3.
