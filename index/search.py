@@ -89,7 +89,8 @@ GRAPH_MODE = "hybrid+graph"
 GRAPH_SOURCES = 10
 LINK_WEIGHTS = {"implements": 0.9, "binds": 0.9, "adds": 0.9}
 RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
-MODES = ("hybrid", "dense", "sparse", RERANKED, GRAPH_MODE)
+LEARNED = "hybrid+ltr"  # the hybrid, sparse and dense candidates ordered by the learned ranker's trees (index/ranker.py)
+MODES = ("hybrid", "dense", "sparse", RERANKED, GRAPH_MODE, LEARNED)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 
 
@@ -188,6 +189,14 @@ class Index:
 
             hits = self.search(query, corpus=corpus, k=max(k, RERANK_DEPTH), filters=filters, dense_vector=dense_vector)
             return rerank(RERANKER, query, hits)[:k]
+        if mode == LEARNED:
+            from kopt.index.ranker import rank
+
+            ranked = rank(self, query, corpus, k, filters)
+            if len(ranked) < k:  # k past the candidates: hybrid's further hits follow, in its order
+                seen = {h.key for h in ranked}
+                ranked += [h for h in self.search(query, corpus=corpus, k=k, filters=filters) if h.key not in seen]
+            return ranked[:k]
         graph, mode = mode == GRAPH_MODE, "hybrid" if mode == GRAPH_MODE else mode
         flt, path_glob = _filters(filters)
         fetch = max(POOL, k) * (4 if path_glob else 1)

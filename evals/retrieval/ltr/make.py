@@ -1,6 +1,14 @@
-"""The learned ranker's data, training and dev check (evals/retrieval/README.md, "A learned ranker ..."): trees
-over what the retrievers already know about each candidate, reading no text but the question's words in it.
-It lost to hybrid on dev (evals/RESULTS.md), so kopt does not ship it; this script reproduces the attempt.
+"""The learned ranker (index/ranker.py): its fit on the looked-at blind questions, and the earlier attempts.
+
+The shipped trees (evals/retrieval/README.md, "A learned ranker fitted on the looked-at blind questions"):
+
+    python evals/retrieval/ltr/make.py cv                         # leave one tuning set out: hybrid against each order
+    python evals/retrieval/ltr/make.py fit                        # -> index/models/ranker.json (about 2 minutes)
+
+Both read the index kopt ships (KOPT_HOME: triton and triton-ascend with the default expansion, passes, patterns).
+
+The earlier attempt, trained on corpus-mined questions (README, "A learned ranker over the hybrid candidates"; it
+lost to hybrid on dev; the features are now the shipped ranker's, five about the question added):
 
     python evals/retrieval/ltr/make.py sample --expansion DIR     # DIR/doc2query.jsonl: without the 3000 questions
     KOPT_HOME=H python evals/retrieval/ltr/make.py features F.npz # one row per candidate of every question
@@ -16,65 +24,16 @@ kopt ships (KOPT_HOME unset): no expansion holds those questions.
 from __future__ import annotations
 
 import json
-import math
 import random
 import sys
 import time
 from pathlib import Path
 
 from kopt.index.hits import Hit
-from kopt.index.tokenize import tokens
+from kopt.index.ranker import FEATURES, candidates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: evals.* as the tests import it
 from evals.retrieval.teacher.make import held_out_files
-
-DEPTH = 50  # candidates per list: the hybrid, sparse and dense top DEPTH
-KINDS = ("function", "class", "pass", "td_record", "mlir_test", "doc", "code", "pass_note", "pattern")
-LANGUAGES = ("cpp", "python", "mlir", "tablegen", "markdown")
-CORPORA = ("triton", "triton-ascend", "passes", "patterns")
-PLACES = {"test": ("test/", "/test/", "unittest/"), "include": ("include/",), "front_end": ("python/triton/language/",),
-          "third_party": ("third_party/",), "docs": ("docs/",), "runtime": ("python/triton/runtime/",)}
-FEATURES = (["hybrid", "hybrid_rank", "sparse", "sparse_rank", "cosine", "cosine_gap", "dense_rank", "in_lists",
-             "lines", "same_file", "words_in_names", "words_in_path", "words_in_text", "header"]
-            + [f"kind_{k}" for k in KINDS] + [f"language_{x}" for x in LANGUAGES] + [f"corpus_{c}" for c in CORPORA]
-            + [f"place_{p}" for p in PLACES])
-
-
-def candidates(index, query: str, corpus=None, filters: dict | None = None) -> tuple[list[Hit], list[list[float]]]:
-    """The union of the three top-DEPTH lists, in hybrid order first, with one feature row per candidate."""
-    lists = {mode: index.search(query, corpus=corpus, k=DEPTH, mode=mode, filters=filters)
-             for mode in ("hybrid", "sparse", "dense")}
-    hits: dict[tuple, Hit] = {}
-    for found in lists.values():
-        for h in found:
-            hits.setdefault(h.key, h)
-    ranks = {mode: {h.key: (i, h.score) for i, h in enumerate(found)} for mode, found in lists.items()}
-    best = {mode: max((h.score for h in found), default=0.0) or 1.0 for mode, found in lists.items()}
-    want = set(tokens(query))
-    per_file: dict[str, int] = {}
-    for h in hits.values():
-        per_file[h.chunk.path] = per_file.get(h.chunk.path, 0) + 1
-    rows = []
-    for key, h in hits.items():
-        c = h.chunk
-        (hr, hs), (sr, ss), (dr, ds) = (ranks[m].get(key, (DEPTH, None)) for m in ("hybrid", "sparse", "dense"))
-        names = set(tokens(" ".join([c.symbol, c.qualname, *c.symbols])))
-        row = [hs / best["hybrid"] if hs is not None else 0.0, math.log1p(hr),
-               ss / best["sparse"] if ss is not None else 0.0, math.log1p(sr),
-               ds if ds is not None else 0.0, best["dense"] - ds if ds is not None else 1.0, math.log1p(dr),
-               sum(key in ranks[m] for m in ranks), math.log1p((c.end_line or 0) - (c.start_line or 0)),
-               per_file[c.path], _share(want, names), _share(want, set(tokens(c.path))), _share(want, set(tokens(h.text))),
-               float(c.path.endswith((".h", ".hpp", ".td", ".pyi")))]
-        row += [float(c.kind == k) for k in KINDS] + [float(c.language == x) for x in LANGUAGES]
-        row += [float(c.corpus.removesuffix("-pkg") == n) for n in CORPORA]
-        row += [float(any(m in c.path or c.path.startswith(m) for m in marks)) for marks in PLACES.values()]
-        rows.append(row)
-    return list(hits.values()), rows
-
-
-def _share(want: set[str], have: set[str]) -> float:
-    return len(want & have) / len(want) if want else 0.0
-
 
 HERE = Path(__file__).resolve().parent
 RETRIEVAL = HERE.parent
@@ -197,6 +156,125 @@ def dev(model_path: Path) -> None:
         index.close()
 
 
+TUNING_SETS = ("blind-2026-12", *(f"blind-2026-12{c}" for c in "bcdefghij"))  # every look taken: they teach now
+EVERY_CORPUS = ["triton", "triton-ascend", "passes", "patterns"]
+TREES_OUT = HERE.parents[2] / "index" / "models" / "ranker.json"
+ORDERS = {"hybrid": 0.0, "trees": None, "w0.3": 0.3, "w1": 1.0}  # key = hybrid / best + w x probability (None: alone)
+
+
+def _engineer_questions() -> list:
+    """pairs/engineer.jsonl as questions: one per distinct query, its positives as golds."""
+    from kopt.retrieval_eval import Gold, Question
+
+    golds: dict[str, list] = {}
+    for row in _rows("engineer"):
+        p = row["positive"]
+        golds.setdefault(row["query"], []).append(Gold(p["corpus"], p["path"], p.get("symbol") or "?", tuple(p["lines"])))
+    return [Question(f"engineer-{n}", q, "mechanism", False, tuple(g), "test") for n, (q, g) in enumerate(golds.items())]
+
+
+def _tuning_items() -> dict[str, list[dict]]:
+    """Per tuning set (and 'engineer'): each question's candidates as feature rows, file labels and metadata."""
+    import numpy as np
+
+    from kopt.config import load_settings
+    from kopt.index import open_index
+    from kopt.retrieval_eval import first_rank, load_gold
+
+    groups = {name: load_gold(RETRIEVAL / f"{name}.yaml")[1] for name in TUNING_SETS}
+    groups["engineer"] = _engineer_questions()
+    index = open_index(load_settings())
+    index.preload()
+    items: dict[str, list[dict]] = {}
+    started = time.time()
+    try:
+        for name, questions_ in groups.items():
+            items[name] = []
+            for q in questions_:
+                hits, rows = candidates(index, q.question, EVERY_CORPUS)
+                metas = [{k: h.meta.get(k) for k in ("corpus", "path", "start_line", "end_line", "symbol", "qualname")}
+                         for h in hits]
+                items[name].append({"question": q, "metas": metas, "x": np.array(rows, dtype=np.float32).reshape(-1, len(FEATURES)),
+                                    "y": np.array([first_rank(q, [m], "file") == 1 for m in metas], dtype=np.float32)})
+            print(f"{name}: {len(questions_)} questions, {time.time() - started:.0f} s", flush=True)
+    finally:
+        index.close()
+    return items
+
+
+def _fit(items: list[dict]):
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x = np.concatenate([it["x"] for it in items])
+    y = np.concatenate([it["y"] for it in items])
+    return HistGradientBoostingClassifier(**PARAMS, random_state=SEED).fit(x, y)
+
+
+def _reciprocal_ranks(item: dict, keys) -> tuple[float, float]:
+    """File and symbol 1/rank of the top 10 by `keys` (ties: hybrid order), 0 when missed."""
+    from kopt.retrieval_eval import first_rank
+
+    top = [item["metas"][i] for i in sorted(range(len(keys)), key=lambda i: (-keys[i], i))[:10]]
+    ranks = [first_rank(item["question"], top, level) for level in ("file", "symbol")]
+    return tuple(1 / r if r else 0.0 for r in ranks)
+
+
+def cv() -> None:
+    """Leave one tuning set out (the engineer questions in every fold's training): pooled file and symbol MRR of
+    hybrid and each order, and each order's paired difference to hybrid with its 95% bootstrap interval."""
+    import numpy as np
+
+    items = _tuning_items()
+    scores = {order: [] for order in ORDERS}
+    for held in TUNING_SETS:
+        model = _fit([it for name, its in items.items() if name != held for it in its])
+        for it in items[held]:
+            p = model.predict_proba(it["x"])[:, 1] if len(it["x"]) else np.zeros(0)
+            for order, w in ORDERS.items():
+                scores[order].append(_reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p))
+        print(held, " ".join(f"{o} {np.mean([f for f, _ in scores[o][-len(items[held]):]]):.3f}" for o in ORDERS))
+    base = np.array(scores["hybrid"])
+    rng = np.random.default_rng(0)
+    for order in ORDERS:
+        ranks = np.array(scores[order])
+        diff = ranks[:, 0] - base[:, 0]
+        means = diff[rng.integers(0, len(diff), (10000, len(diff)))].mean(axis=1)
+        print(f"{order}: file MRR {ranks[:, 0].mean():.4f} ({diff.mean():+.4f} [{np.quantile(means, 0.025):+.4f}, "
+              f"{np.quantile(means, 0.975):+.4f}], {(diff > 0).sum()} better, {(diff < 0).sum()} worse), "
+              f"symbol MRR {ranks[:, 1].mean():.4f} ({ranks[:, 1].mean() - base[:, 1].mean():+.4f})")
+
+
+def fit(out: Path = TREES_OUT) -> None:
+    """The trees on every tuning question, written as the flat arrays index/ranker.py reads."""
+    items = _tuning_items()
+    model = _fit([it for its in items.values() for it in its])
+    roots, feature, threshold, left, right, value, leaf = [], [], [], [], [], [], []
+    for (tree,) in model._predictors:  # one tree per iteration for a binary classifier
+        offset = len(feature)
+        roots.append(offset)
+        for node in tree.nodes:
+            feature.append(int(node["feature_idx"]))
+            threshold.append(float(node["num_threshold"]))
+            left.append(offset + int(node["left"]))
+            right.append(offset + int(node["right"]))
+            value.append(float(node["value"]))
+            leaf.append(bool(node["is_leaf"]))
+    doc = {"features": FEATURES, "params": PARAMS, "seed": SEED, "questions": sum(map(len, items.values())),
+           "sets": [*TUNING_SETS, "pairs/engineer.jsonl"], "baseline": float(model._baseline_prediction.ravel()[0]),
+           "roots": roots, "feature": feature, "threshold": threshold, "left": left, "right": right, "value": value,
+           "leaf": leaf}
+    out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    import numpy as np
+
+    from kopt.index.ranker import Trees
+
+    rows = np.concatenate([it["x"] for its in items.values() for it in its])
+    gap = np.abs(Trees(doc).probability(rows) - model.predict_proba(rows)[:, 1]).max()
+    assert gap < 1e-9, f"the exported trees disagree with scikit-learn's by {gap}"
+    print(f"{len(roots)} trees, {len(feature)} nodes, {doc['questions']} questions -> {out} ({out.stat().st_size} bytes)")
+
+
 def main(argv: list[str]) -> None:
     step, *args = argv
     if step == "sample":
@@ -207,6 +285,10 @@ def main(argv: list[str]) -> None:
         train(Path(args[0]), Path(args[1]))
     elif step == "dev":
         dev(Path(args[0]))
+    elif step == "cv":
+        cv()
+    elif step == "fit":
+        fit(Path(args[0]) if args else TREES_OUT)
     else:
         sys.exit(__doc__)
 
