@@ -558,11 +558,13 @@ class Tools:
         return max(1.0, min(asked, self.limit[tool] - min(HARNESS_GRACE_S, self.limit[tool] / 4)))
 
     async def search(self, query: Query, ctx: Context, corpus: Names | None = None,
-                     k: Annotated[int, Field(ge=1, le=100)] = 8, mode: Literal["hybrid", "hybrid+graph", "dense", "sparse"] = "hybrid",
+                     k: Annotated[int, Field(ge=1, le=100)] = 8,
+                     mode: Literal["hybrid+ltr", "hybrid", "hybrid+graph", "dense", "sparse"] = "hybrid+ltr",
                      kind: Name | None = None, path: PathArg | None = None) -> SearchResult:
-        """Hybrid search over the ingested knowledge: compiler source, pass notes, the pattern catalog.
-        Cite hits by their `cite` (path:lines@version). `path` may be a glob over compiler paths. `hybrid+graph`
-        also lifts what the top hits register, bind or add (a pass's flag to its implementation)."""
+        """Search over the ingested knowledge: compiler source, pass notes, the pattern catalog, in the learned
+        ranker's order by default. Cite hits by their `cite` (path:lines@version). `path` may be a glob over compiler
+        paths. `hybrid+graph` also lifts what the top hits register, bind or add (a pass's flag to its
+        implementation)."""
         def run() -> SearchResult:
             from kopt.index import open_index, worker
 

@@ -2,8 +2,10 @@
 
 The shipped trees (evals/retrieval/README.md, "A learned ranker fitted on the looked-at blind questions"):
 
-    python evals/retrieval/ltr/make.py cv                         # leave one tuning set out: hybrid against each order
-    python evals/retrieval/ltr/make.py fit                        # -> index/models/ranker.json (about 2 minutes)
+    python evals/retrieval/ltr/make.py cv [--second]              # leave one tuning set out: hybrid against each order
+    python evals/retrieval/ltr/make.py fit [--second]             # -> index/models/ranker.json (about 2 minutes)
+
+--second: the second fit (README, "The learned ranker, second fit"): the dev sets too, each question in two scopes.
 
 Both read the index kopt ships (KOPT_HOME: triton and triton-ascend with the default expansion, passes, patterns).
 
@@ -173,16 +175,25 @@ def _engineer_questions() -> list:
     return [Question(f"engineer-{n}", q, "mechanism", False, tuple(g), "test") for n, (q, g) in enumerate(golds.items())]
 
 
-def _tuning_items() -> dict[str, list[dict]]:
-    """Per tuning set (and 'engineer'): each question's candidates as feature rows, file labels and metadata."""
+DEV_SETS = {"tune": ("tune.yaml", "all"), "gold-dev": ("gold.yaml", "dev")}  # the second fit's: the older style
+NARROW = ["triton", "passes", "patterns"]  # the scope `kopt eval retrieval` searches by default
+
+
+def _tuning_items(second: bool = False) -> dict[str, list[dict]]:
+    """Per tuning set (and 'engineer'): each question's candidates as feature rows, file labels and metadata. The
+    second fit adds the dev sets and searches each question twice: every corpus, and NARROW where it has a gold."""
     import numpy as np
 
     from kopt.config import load_settings
     from kopt.index import open_index
-    from kopt.retrieval_eval import first_rank, load_gold
+    from kopt.retrieval_eval import first_rank, in_split, load_gold
 
     groups = {name: load_gold(RETRIEVAL / f"{name}.yaml")[1] for name in TUNING_SETS}
+    if second:
+        for name, (file, split) in DEV_SETS.items():
+            groups[name] = in_split(load_gold(RETRIEVAL / file)[1], split)
     groups["engineer"] = _engineer_questions()
+    scopes = {"every": EVERY_CORPUS, **({"narrow": NARROW} if second else {})}
     index = open_index(load_settings())
     index.preload()
     items: dict[str, list[dict]] = {}
@@ -190,13 +201,16 @@ def _tuning_items() -> dict[str, list[dict]]:
     try:
         for name, questions_ in groups.items():
             items[name] = []
-            for q in questions_:
-                hits, rows = candidates(index, q.question, EVERY_CORPUS)
+            for q, (scope, corpora) in ((q, s) for q in questions_ for s in scopes.items()):
+                if not any(g.corpus in corpora for g in q.gold):
+                    continue
+                hits, rows = candidates(index, q.question, corpora)
                 metas = [{k: h.meta.get(k) for k in ("corpus", "path", "start_line", "end_line", "symbol", "qualname")}
                          for h in hits]
-                items[name].append({"question": q, "metas": metas, "x": np.array(rows, dtype=np.float32).reshape(-1, len(FEATURES)),
+                items[name].append({"question": q, "scope": scope, "metas": metas,
+                                    "x": np.array(rows, dtype=np.float32).reshape(-1, len(FEATURES)),
                                     "y": np.array([first_rank(q, [m], "file") == 1 for m in metas], dtype=np.float32)})
-            print(f"{name}: {len(questions_)} questions, {time.time() - started:.0f} s", flush=True)
+            print(f"{name}: {len(items[name])} searches, {time.time() - started:.0f} s", flush=True)
     finally:
         index.close()
     return items
@@ -220,60 +234,74 @@ def _reciprocal_ranks(item: dict, keys) -> tuple[float, float]:
     return tuple(1 / r if r else 0.0 for r in ranks)
 
 
-def cv() -> None:
+def cv(second: bool = False) -> None:
     """Leave one tuning set out (the engineer questions in every fold's training): pooled file and symbol MRR of
-    hybrid and each order, and each order's paired difference to hybrid with its 95% bootstrap interval."""
+    hybrid and each order, and each order's paired difference to hybrid with its 95% bootstrap interval; for the
+    second fit also the dev folds in the narrow scope, the older style its gate guards."""
     import numpy as np
 
-    items = _tuning_items()
+    items = _tuning_items(second)
+    held_out = [*TUNING_SETS, *(DEV_SETS if second else ())]
     scores = {order: [] for order in ORDERS}
-    for held in TUNING_SETS:
+    older = []  # indices of the dev folds' narrow-scope searches
+    for held in held_out:
         model = _fit([it for name, its in items.items() if name != held for it in its])
         for it in items[held]:
+            if held in DEV_SETS and it["scope"] == "narrow":
+                older.append(len(scores["hybrid"]))
             p = model.predict_proba(it["x"])[:, 1] if len(it["x"]) else np.zeros(0)
             for order, w in ORDERS.items():
                 scores[order].append(_reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p))
         print(held, " ".join(f"{o} {np.mean([f for f, _ in scores[o][-len(items[held]):]]):.3f}" for o in ORDERS))
-    base = np.array(scores["hybrid"])
-    rng = np.random.default_rng(0)
-    for order in ORDERS:
-        ranks = np.array(scores[order])
-        diff = ranks[:, 0] - base[:, 0]
-        means = diff[rng.integers(0, len(diff), (10000, len(diff)))].mean(axis=1)
-        print(f"{order}: file MRR {ranks[:, 0].mean():.4f} ({diff.mean():+.4f} [{np.quantile(means, 0.025):+.4f}, "
-              f"{np.quantile(means, 0.975):+.4f}], {(diff > 0).sum()} better, {(diff < 0).sum()} worse), "
-              f"symbol MRR {ranks[:, 1].mean():.4f} ({ranks[:, 1].mean() - base[:, 1].mean():+.4f})")
+    for label, pick in (("all", slice(None)), *((("dev folds, narrow scope", older),) if second else ())):
+        base = np.array(scores["hybrid"])[pick]
+        rng = np.random.default_rng(0)
+        print(f"{label} ({len(base)} searches):")
+        for order in ORDERS:
+            ranks = np.array(scores[order])[pick]
+            diff = ranks[:, 0] - base[:, 0]
+            means = diff[rng.integers(0, len(diff), (10000, len(diff)))].mean(axis=1)
+            low, high = np.quantile(means, [0.025, 0.975])
+            print(f"  {order}: file MRR {ranks[:, 0].mean():.4f} ({diff.mean():+.4f} [{low:+.4f}, {high:+.4f}], "
+                  f"{(diff > 0).sum()} better, {(diff < 0).sum()} worse), "
+                  f"symbol MRR {ranks[:, 1].mean():.4f} ({ranks[:, 1].mean() - base[:, 1].mean():+.4f})")
 
 
-def fit(out: Path = TREES_OUT) -> None:
-    """The trees on every tuning question, written as the flat arrays index/ranker.py reads."""
-    items = _tuning_items()
-    model = _fit([it for its in items.values() for it in its])
-    roots, feature, threshold, left, right, value, leaf = [], [], [], [], [], [], []
+def export(model) -> dict:
+    """A fitted binary HistGradientBoostingClassifier as the flat arrays index/ranker.py's Trees read."""
+    doc = {"features": FEATURES, "params": PARAMS, "seed": SEED,
+           "baseline": float(model._baseline_prediction.ravel()[0]), "roots": [], "feature": [], "threshold": [],
+           "left": [], "right": [], "value": [], "leaf": []}
     for (tree,) in model._predictors:  # one tree per iteration for a binary classifier
-        offset = len(feature)
-        roots.append(offset)
+        offset = len(doc["feature"])
+        doc["roots"].append(offset)
         for node in tree.nodes:
-            feature.append(int(node["feature_idx"]))
-            threshold.append(float(node["num_threshold"]))
-            left.append(offset + int(node["left"]))
-            right.append(offset + int(node["right"]))
-            value.append(float(node["value"]))
-            leaf.append(bool(node["is_leaf"]))
-    doc = {"features": FEATURES, "params": PARAMS, "seed": SEED, "questions": sum(map(len, items.values())),
-           "sets": [*TUNING_SETS, "pairs/engineer.jsonl"], "baseline": float(model._baseline_prediction.ravel()[0]),
-           "roots": roots, "feature": feature, "threshold": threshold, "left": left, "right": right, "value": value,
-           "leaf": leaf}
-    out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+            doc["feature"].append(int(node["feature_idx"]))
+            doc["threshold"].append(float(node["num_threshold"]))
+            doc["left"].append(offset + int(node["left"]))
+            doc["right"].append(offset + int(node["right"]))
+            doc["value"].append(float(node["value"]))
+            doc["leaf"].append(bool(node["is_leaf"]))
+    return doc
+
+
+def fit(out: Path = TREES_OUT, second: bool = False) -> None:
+    """The trees on every tuning question, written as index/models/ranker.json, checked against scikit-learn."""
     import numpy as np
 
     from kopt.index.ranker import Trees
 
+    items = _tuning_items(second)
+    model = _fit([it for its in items.values() for it in its])
+    sets = [*TUNING_SETS, *(DEV_SETS if second else ()), "pairs/engineer.jsonl"]
+    doc = {**export(model), "searches": sum(map(len, items.values())), "sets": sets,
+           "scopes": ["every corpus", *(["triton, passes, patterns"] if second else [])]}
     rows = np.concatenate([it["x"] for its in items.values() for it in its])
     gap = np.abs(Trees(doc).probability(rows) - model.predict_proba(rows)[:, 1]).max()
     assert gap < 1e-9, f"the exported trees disagree with scikit-learn's by {gap}"
-    print(f"{len(roots)} trees, {len(feature)} nodes, {doc['questions']} questions -> {out} ({out.stat().st_size} bytes)")
-
+    out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    print(f"{len(doc['roots'])} trees, {len(doc['feature'])} nodes, {doc['searches']} searches -> {out} "
+          f"({out.stat().st_size} bytes)")
 
 def main(argv: list[str]) -> None:
     step, *args = argv
@@ -286,9 +314,10 @@ def main(argv: list[str]) -> None:
     elif step == "dev":
         dev(Path(args[0]))
     elif step == "cv":
-        cv()
+        cv("--second" in args)
     elif step == "fit":
-        fit(Path(args[0]) if args else TREES_OUT)
+        paths = [a for a in args if a != "--second"]
+        fit(Path(paths[0]) if paths else TREES_OUT, "--second" in args)
     else:
         sys.exit(__doc__)
 
