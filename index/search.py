@@ -89,7 +89,7 @@ GRAPH_MODE = "hybrid+graph"
 GRAPH_SOURCES = 10
 LINK_WEIGHTS = {"implements": 0.9, "binds": 0.9, "adds": 0.9}
 RERANKED = "hybrid+rerank"  # the hybrid top RERANK_DEPTH reordered by kopt's trained cross-encoder (index/rerank.py)
-LEARNED = "hybrid+ltr"  # the hybrid, sparse and dense candidates ordered by the learned ranker's trees (index/ranker.py)
+LEARNED = "hybrid+ltr"  # hybrid, sparse and dense candidates ordered by the learned ranker's trees (index/ranker.py)
 MODES = ("hybrid", "dense", "sparse", RERANKED, GRAPH_MODE, LEARNED)
 _EXACT_FILTERS = {"language": "language", "kind": "kind", "passes": "passes", "symbol": "symbols"}
 

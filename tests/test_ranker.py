@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 from gitrepo import commit_all
+from test_index_retrieval import FIXTURES
 
 from evals.retrieval.ltr.make import export
 from kopt.config import Settings
@@ -15,7 +16,6 @@ from kopt.errors import KoptError
 from kopt.index import open_index
 from kopt.index.ranker import FEATURES, TREES, Trees, candidates, load_trees
 from kopt.ingest import ingest_corpus
-from test_index_retrieval import FIXTURES
 
 
 def test_exported_trees_predict_what_scikit_learn_predicts():
