@@ -2,7 +2,7 @@
 
 The shipped trees (evals/retrieval/README.md, "A learned ranker fitted on the looked-at blind questions"):
 
-    python evals/retrieval/ltr/make.py cv [--second]              # leave one tuning set out: hybrid against each order
+    python evals/retrieval/ltr/make.py cv [--second] [--by-file]  # leave one tuning set out (or test unseen files)
     python evals/retrieval/ltr/make.py fit [--second]             # -> index/models/ranker.json (about 2 minutes)
 
 --second: the second fit (README, "The learned ranker, second fit"): the dev sets too, each question in two scopes.
@@ -234,31 +234,53 @@ def _reciprocal_ranks(item: dict, keys) -> tuple[float, float]:
     return tuple(1 / r if r else 0.0 for r in ranks)
 
 
-def cv(second: bool = False) -> None:
-    """Leave one tuning set out (the engineer questions in every fold's training): pooled file and symbol MRR of
-    hybrid and each order, and each order's paired difference to hybrid with its 95% bootstrap interval; for the
-    second fit also the dev folds in the narrow scope, the older style its gate guards."""
+def _gold_files(item: dict) -> set:
+    return {(g.corpus, g.path) for g in item["question"].gold}
+
+
+def _folds(items: dict[str, list[dict]], second: bool, by_file: bool):
+    """(training items, [(set name, test item)]) per fold. By set: leave one tuning set out. By file: five random halvings
+    of the gold files, each side tested on questions whose gold files all lie in it, trained on questions whose gold
+    files all lie outside it, so no fold's test asks about a file its training asks about."""
+    trains = [(name, it) for name, its in items.items() for it in its
+              if second or (it["scope"] == "every" and name not in DEV_SETS)]
+    tests = [(name, it) for name, its in items.items() if name != "engineer" for it in its]
+    if not by_file:
+        for held in dict.fromkeys(name for name, _ in tests):
+            yield [it for name, it in trains if name != held], [(name, it) for name, it in tests if name == held]
+        return
+    files = sorted({f for _, it in trains + tests for f in _gold_files(it)})
+    for seed in range(5):
+        half = set(random.Random(seed).sample(files, len(files) // 2))
+        for side in (half, set(files) - half):
+            yield ([it for _, it in trains if not _gold_files(it) & side],
+                   [(name, it) for name, it in tests if _gold_files(it) <= side])
+
+
+def cv(second: bool = False, by_file: bool = False) -> None:
+    """Cross-validated file and symbol MRR of hybrid and each order, with each order's paired difference to hybrid
+    (95% bootstrap), per question style. The engineer questions are in every fold's training. `by_file` tests only
+    places no training question asks about: the check a learned order must pass (README, "A check after the looks")."""
     import numpy as np
 
-    items = _tuning_items(second)
-    held_out = [*TUNING_SETS, *(DEV_SETS if second else ())]
-    scores = {order: [] for order in ORDERS}
-    older = []  # indices of the dev folds' narrow-scope searches
-    for held in held_out:
-        model = _fit([it for name, its in items.items() if name != held for it in its])
-        for it in items[held]:
-            if held in DEV_SETS and it["scope"] == "narrow":
-                older.append(len(scores["hybrid"]))
+    items = _tuning_items(second or by_file)
+    scores: dict[str, dict[str, list]] = {}
+    for fold, (train, test) in enumerate(_folds(items, second, by_file)):
+        model = _fit(train)
+        for name, it in test:
             p = model.predict_proba(it["x"])[:, 1] if len(it["x"]) else np.zeros(0)
-            for order, w in ORDERS.items():
-                scores[order].append(_reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p))
-        print(held, " ".join(f"{o} {np.mean([f for f, _ in scores[o][-len(items[held]):]]):.3f}" for o in ORDERS))
-    for label, pick in (("all", slice(None)), *((("dev folds, narrow scope", older),) if second else ())):
-        base = np.array(scores["hybrid"])[pick]
-        rng = np.random.default_rng(0)
+            style = "dev style" if name in DEV_SETS else "blind style"
+            for label in ("all", f"{style}, {'every corpus' if it['scope'] == 'every' else 'narrow scope'}"):
+                for order, w in ORDERS.items():
+                    ranks = _reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p)
+                    scores.setdefault(label, {o: [] for o in ORDERS})[order].append(ranks)
+        print(f"fold {fold}: trained on {len(train)} searches, tested {len(test)}", flush=True)
+    rng = np.random.default_rng(0)
+    for label, by_order in scores.items():
+        base = np.array(by_order["hybrid"])
         print(f"{label} ({len(base)} searches):")
-        for order in ORDERS:
-            ranks = np.array(scores[order])[pick]
+        for order, ranks in by_order.items():
+            ranks = np.array(ranks)
             diff = ranks[:, 0] - base[:, 0]
             means = diff[rng.integers(0, len(diff), (10000, len(diff)))].mean(axis=1)
             low, high = np.quantile(means, [0.025, 0.975])
@@ -314,7 +336,7 @@ def main(argv: list[str]) -> None:
     elif step == "dev":
         dev(Path(args[0]))
     elif step == "cv":
-        cv("--second" in args)
+        cv("--second" in args, "--by-file" in args)
     elif step == "fit":
         paths = [a for a in args if a != "--second"]
         fit(Path(paths[0]) if paths else TREES_OUT, "--second" in args)
