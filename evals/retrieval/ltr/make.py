@@ -1,6 +1,7 @@
 """The learned ranker (index/ranker.py): its fit on the looked-at blind questions, and the earlier attempts.
 
-The shipped trees (evals/retrieval/README.md, "A learned ranker fitted on the looked-at blind questions"):
+The trees kopt ships for the opt-in mode hybrid+ltr (evals/retrieval/README.md, "A learned ranker fitted on the
+looked-at blind questions"; `--by-file` is the check that kept them opt-in):
 
     python evals/retrieval/ltr/make.py cv [--second] [--by-file]  # leave one tuning set out (or test unseen files)
     python evals/retrieval/ltr/make.py fit [--second]             # -> index/models/ranker.json (about 2 minutes)
