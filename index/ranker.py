@@ -1,15 +1,14 @@
-"""The learned ranker (mode hybrid+ltr, opt-in): boosted trees reorder the hybrid, sparse and dense candidates.
+"""The learned ranker (mode hybrid+ltr, kopt's default order): boosted trees reorder the hybrid, sparse and dense hits.
 
-Why it exists: hybrid adds its retrievers' normalised scores with fixed weights, so a signal counts the same whether or
-not the others are sure. Trees over what each retriever says about a candidate (its scores and ranks in three lists,
-its kind and place, how many of the question's words its names, path and text hold) and the question's shape can learn
-when to trust which. They were fitted on the blind questions already looked at (evals/retrieval/ltr/make.py `fit`) and
-ship as plain arrays in models/ranker.json, read with numpy: no pickle, no scikit-learn at search time.
+Why: hybrid adds its retrievers' normalised scores with fixed weights, so a signal counts the same whether or not the
+others are sure. Trees over what each retriever says about a candidate (its scores and ranks in three lists, its kind,
+place and length, how many of the question's words its names, path and text hold) and the question's shape learn when
+to trust which. They were fitted on the blind questions already looked at (evals/retrieval/ltr/make.py `fit`) and ship
+as plain arrays in models/ranker.json, read with numpy: no pickle, no scikit-learn at search time.
 
-Why it is not the default: on two unread blind sets it lifts file MRR by 0.027 and 0.062, but every question there asks
-about a file the training questions ask about too. Where no training question asks (file-disjoint folds, and the older
-sets' questions about other files) it gains about nothing or loses: a chunk's length, kind and place let the trees
-learn where the training questions ask (evals/retrieval/README.md, "A check after the looks").
+What they are known to do (evals/retrieval/README.md): on three unread blind sets +0.027, +0.062 and, on files no
+training question asks about, +0.029 file MRR; on the older question sets (holdout.yaml, tune.yaml, gold.yaml dev),
+-0.027, mostly on questions about files the training questions never ask about. `--mode hybrid` keeps the fused order.
 """
 
 from __future__ import annotations

@@ -290,9 +290,9 @@ def _add_pass_notes(answer: Answer, index: Any, question: str, seen: set[str]) -
 
 
 def _retrieve(index: Any, query: str, corpus: str, llm: Any, notes: list[str]) -> list[Any]:
-    """The top 3 hybrid hits; with an LLM, the top 3 after it reranked the hybrid top RERANK_DEPTH."""
+    """The top 3 in the learned ranker's order; with an LLM, the top 3 after it reranked the hybrid top RERANK_DEPTH."""
     if llm is None:
-        return index.search(query, corpus=corpus, k=3)
+        return index.search(query, corpus=corpus, k=3, mode="hybrid+ltr")
     from kopt.index.llm_rerank import search_reranked
 
     hits, fallback = search_reranked(index, llm, query, 3, corpus=corpus)

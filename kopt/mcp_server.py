@@ -559,12 +559,12 @@ class Tools:
 
     async def search(self, query: Query, ctx: Context, corpus: Names | None = None,
                      k: Annotated[int, Field(ge=1, le=100)] = 8,
-                     mode: Literal["hybrid", "hybrid+graph", "hybrid+ltr", "dense", "sparse"] = "hybrid",
+                     mode: Literal["hybrid+ltr", "hybrid", "hybrid+graph", "dense", "sparse"] = "hybrid+ltr",
                      kind: Name | None = None, path: PathArg | None = None) -> SearchResult:
-        """Hybrid search over the ingested knowledge: compiler source, pass notes, the pattern catalog.
-        Cite hits by their `cite` (path:lines@version). `path` may be a glob over compiler paths. `hybrid+graph`
-        also lifts what the top hits register, bind or add (a pass's flag to its implementation). `hybrid+ltr`
-        orders the candidates by trees fitted on kopt's blind questions (better where those ask, worse elsewhere)."""
+        """Search over the ingested knowledge: compiler source, pass notes, the pattern catalog, by default in the
+        learned ranker's order (`hybrid+ltr`; `hybrid`: the fused scores alone). Cite hits by their `cite`
+        (path:lines@version). `path` may be a glob over compiler paths. `hybrid+graph` also lifts what the top hits
+        register, bind or add (a pass's flag to its implementation)."""
         def run() -> SearchResult:
             from kopt.index import open_index, worker
 

@@ -35,10 +35,10 @@ def eval_cmd() -> None:
 @click.command("retrieval")
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("evals/retrieval/gold.yaml"),
               show_default=True, help="Gold set: questions with their gold path, symbol and lines.")
-@click.option("--modes", default="dense,sparse,hybrid", show_default=True,
+@click.option("--modes", default="dense,sparse,hybrid,hybrid+ltr", show_default=True,
               help="Comma-separated retrieval modes to compare: dense, sparse, hybrid, hybrid+ltr (the learned "
-                   "ranker's order), hybrid+graph (hybrid lifted along the symbol graph) and hybrid+llm (hybrid "
-                   "reranked by the configured LLM).")
+                   "ranker's order, kopt's default), hybrid+graph (hybrid lifted along the symbol graph) and "
+                   "hybrid+llm (hybrid reranked by the configured LLM).")
 @click.option("--k", type=click.IntRange(1, 100), default=10, show_default=True, help="Hits per question.")
 @click.option("--corpora", default="triton,passes,patterns", show_default=True,
               help="Corpora searched for every question.")

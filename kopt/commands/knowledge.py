@@ -81,15 +81,15 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
 @click.argument("query")
 @click.option("--corpus", multiple=True, help="Corpus to search (repeatable or comma-separated; default: all).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 200))
-@click.option("--mode", default="hybrid", show_default=True,
-              type=click.Choice(["hybrid", "dense", "sparse", "hybrid+llm", "hybrid+rerank", "hybrid+graph",
-                                 "hybrid+ltr"]),
-              help="hybrid+llm: the hybrid top 20 reordered by the configured LLM (one call; the best ranker measured, "
-                   "evals/RESULTS.md). hybrid+rerank: reordered by a cross-encoder you trained (kopt index train; it "
-                   "has not beaten hybrid). hybrid+graph: hybrid, then the top hits lend score along the symbol graph "
-                   "(a pass's TableGen def -> its implementation, a pattern list -> the patterns). hybrid+ltr: "
-                   "candidates ordered by trees fitted on kopt's blind questions (better where those ask, worse "
-                   "elsewhere).")
+@click.option("--mode", default="hybrid+ltr", show_default=True,
+              type=click.Choice(["hybrid+ltr", "hybrid", "dense", "sparse", "hybrid+llm", "hybrid+rerank",
+                                 "hybrid+graph"]),
+              help="hybrid+ltr: hybrid, sparse and dense candidates ordered by kopt's learned ranker (trees fitted on "
+                   "blind questions; the best order without an LLM on fresh blind questions, evals/RESULTS.md). "
+                   "hybrid: the fused scores alone. hybrid+llm: the hybrid top 20 reordered by the configured LLM "
+                   "(one call). hybrid+rerank: reordered by a cross-encoder you trained (kopt index train; it has not "
+                   "beaten hybrid). hybrid+graph: hybrid, then the top hits lend score along the symbol graph (a "
+                   "pass's TableGen def -> its implementation).")
 @click.option("--target", type=click.Choice(["nvidia", "ascend"]),
               help="Only this target's compiler sources (with the pass notes and patterns); not with --corpus.")
 @click.option("--language", help="Filter: cpp, python, tablegen, mlir, markdown, rst, yaml.")
