@@ -67,6 +67,10 @@ _AMD_QUERY = re.compile(r"\b(?:amd\w*|hip|rocm|gfx\d*\w*|mi[23]\d\d\w*|cdna\d?|r
                         r"|buffer[ _](?:loads?|stores?|ops?|atomics?)|lds|ds_(?:read|write)\w*|ping-?pong|kpack"
                         r"|matrix_instr_nonkdim|sched_group_barrier|s_waitcnt)\b", re.I)
 OFF_TARGET_PRIOR = 0.7
+# Gluon (the lower-level front end) and Proton (the profiler) restate tl's and the passes' words in their docstrings and
+# wrappers; like the AMD backend they are weighed down unless the question is about them.
+_SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")
+_SIDE_QUERY = re.compile(r"\b(?:gluon\w*|ttgl|proton|profil\w*|instrument\w*|intra-?kernel)\b", re.I)
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
 MESSAGE_WEIGHT = 1.0  # added x the message's Dice overlap with the chunk's best emitted diagnostic
@@ -371,6 +375,8 @@ def prior(query: str, chunk: StoredChunk) -> float:
         factor *= REMEDY_PRIOR
     if chunk.path.startswith("third_party/amd/") and not about_amd:
         factor *= OFF_TARGET_PRIOR
+    if chunk.path.startswith(_SIDE_PATHS) and not _about_side(query):
+        factor *= OFF_TARGET_PRIOR
     return factor
 
 
@@ -379,6 +385,11 @@ def _query_shape(query: str) -> tuple[bool, bool, bool, bool]:
     """(about IR, about lowering, asks for a remedy, about AMD): read once per query, not once per candidate."""
     return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)),
             bool(_AMD_QUERY.search(query)))
+
+
+@lru_cache(maxsize=64)
+def _about_side(query: str) -> bool:
+    return bool(_SIDE_QUERY.search(query))
 
 
 def links_of(chunk: StoredChunk) -> list:

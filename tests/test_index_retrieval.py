@@ -336,6 +336,28 @@ def test_the_corpora_cover_the_amd_backend_and_the_ascend_front_end_not_vendored
     assert selected(paths, ascend.include, ascend.exclude) == sorted(paths[:3])
 
 
+def test_gluon_and_proton_are_indexed_and_weigh_less_unless_asked_about():
+    """Writers sent away from the asked-about files ask about both (evals/retrieval/README.md, "Gluon and Proton in
+    the triton corpus"); their tests, tutorials and the Gluon translator stay out."""
+    from kopt.index.hits import StoredChunk
+    from kopt.index.search import prior
+    from kopt.ingest.manifest import load_manifest, selected
+
+    triton = load_manifest("triton")
+    paths = ["python/triton/experimental/gluon/language/_core.py", "python/src/gluon_ir.cc",
+             "third_party/proton/proton/profile.py", "third_party/proton/Dialect/lib/ProtonToProtonGPU/Lower.cpp",
+             "third_party/proton/csrc/include/Driver/GPU/CuptiApi.h", "third_party/proton/test/test_api.py",
+             "third_party/proton/tutorials/matmul.py", "python/triton/tools/triton_to_gluon_translater/translator.py"]
+    assert selected(paths, triton.include, triton.exclude) == sorted(paths[:5])
+    gluon = StoredChunk(kind="function", path="python/triton/experimental/gluon/language/_core.py")
+    proton = StoredChunk(kind="function", path="third_party/proton/proton/profile.py")
+    core = StoredChunk(kind="function", path="python/triton/language/core.py")
+    generic = "what does tl.load do with a mask and other"
+    assert prior(generic, gluon) < prior(generic, core) and prior(generic, proton) < prior(generic, core)
+    assert prior("how do I pick a layout for a Gluon shared memory tensor", gluon) == prior(generic, core)
+    assert prior("how do I profile one kernel's scopes with intra-kernel instrumentation", proton) == prior(generic, core)
+
+
 def test_a_quoted_message_credits_only_a_close_emitted_message():
     from kopt.index.search import _QUOTED, _dice
     from kopt.index.tokenize import tokens
