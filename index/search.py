@@ -70,6 +70,7 @@ OFF_TARGET_PRIOR = 0.7
 # Gluon (the lower-level front end) and Proton (the profiler) restate tl's and the passes' words in their docstrings and
 # wrappers; like the AMD backend they are weighed down unless the question is about them.
 _SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")
+_SIDE_PKG_PATHS = ("experimental/", "profiler/")  # the same code in the installed package (triton-pkg)
 _SIDE_QUERY = re.compile(r"\b(?:gluon\w*|ttgl|proton|profil\w*|instrument\w*|intra-?kernel)\b", re.I)
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
@@ -375,7 +376,8 @@ def prior(query: str, chunk: StoredChunk) -> float:
         factor *= REMEDY_PRIOR
     if chunk.path.startswith("third_party/amd/") and not about_amd:
         factor *= OFF_TARGET_PRIOR
-    if chunk.path.startswith(_SIDE_PATHS) and not _about_side(query):
+    side = chunk.path.startswith(_SIDE_PKG_PATHS if chunk.corpus == "triton-pkg" else _SIDE_PATHS)
+    if side and not _about_side(query):
         factor *= OFF_TARGET_PRIOR
     return factor
 

@@ -33,7 +33,16 @@ def test_missing_toolchain_says_how_to_add_it(tmp_path):
 
 
 def test_installed_package_corpus_leaves_out_what_crowds_answers():
-    """triton-pkg reads the installed triton, minus Gluon and its translator (they restate every tl op)."""
+    """triton-pkg reads the installed triton, minus Gluon's translator (it restates every tl op); Gluon itself and the
+    profiler are in, weighed down unless a question is about them, as in the checkout corpus."""
+    from kopt.index.hits import StoredChunk
+    from kopt.index.search import prior
+
     source = resolve(load_manifest("triton-pkg"))
     assert {"language/core.py", "runtime/jit.py", "backends/nvidia/compiler.py"} <= set(source.files)
-    assert not [f for f in source.files if f.startswith(("tools/triton_to_gluon_translater/", "experimental/", "_C/"))]
+    assert [f for f in source.files if f.startswith("experimental/gluon/")]
+    assert not [f for f in source.files if f.startswith(("tools/triton_to_gluon_translater/", "_C/"))]
+    gluon = StoredChunk(corpus="triton-pkg", kind="function", path="experimental/gluon/language/_core.py")
+    core = StoredChunk(corpus="triton-pkg", kind="function", path="language/core.py")
+    assert prior("what does tl.load do with a mask", gluon) < prior("what does tl.load do with a mask", core) == 1.0
+    assert prior("what does a Gluon layout mean", gluon) == 1.0
