@@ -69,8 +69,7 @@ _AMD_QUERY = re.compile(r"\b(?:amd\w*|hip|rocm|gfx\d*\w*|mi[23]\d\d\w*|cdna\d?|r
 OFF_TARGET_PRIOR = 0.7
 # Gluon (the lower-level front end) and Proton (the profiler) restate tl's and the passes' words in their docstrings and
 # wrappers; like the AMD backend they are weighed down unless the question is about them.
-_SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")
-_SIDE_PKG_PATHS = ("experimental/", "profiler/")  # the same code in the installed package (triton-pkg)
+_SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")  # checkout paths
 _SIDE_QUERY = re.compile(r"\b(?:gluon\w*|ttgl|proton|profil\w*|instrument\w*|intra-?kernel)\b", re.I)
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
@@ -366,7 +365,7 @@ class Index:
 
 def prior(query: str, chunk: StoredChunk) -> float:
     """How much the question's shape trusts a chunk of this kind and place (a factor on its fused score)."""
-    about_ir, about_lowering, wants_remedy, about_amd = _query_shape(query)
+    about_ir, about_lowering, wants_remedy, about_amd, about_side = _query_shape(query)
     factor = 1.0
     if not about_ir:
         factor *= KIND_PRIOR.get(chunk.kind, 1.0)
@@ -376,22 +375,17 @@ def prior(query: str, chunk: StoredChunk) -> float:
         factor *= REMEDY_PRIOR
     if chunk.path.startswith("third_party/amd/") and not about_amd:
         factor *= OFF_TARGET_PRIOR
-    side = chunk.path.startswith(_SIDE_PKG_PATHS if chunk.corpus == "triton-pkg" else _SIDE_PATHS)
-    if side and not _about_side(query):
+    if (checkout_path(chunk.corpus, chunk.path) or chunk.path).startswith(_SIDE_PATHS) and not about_side:
         factor *= OFF_TARGET_PRIOR
     return factor
 
 
 @lru_cache(maxsize=64)
-def _query_shape(query: str) -> tuple[bool, bool, bool, bool]:
-    """(about IR, about lowering, asks for a remedy, about AMD): read once per query, not once per candidate."""
+def _query_shape(query: str) -> tuple[bool, bool, bool, bool, bool]:
+    """(about IR, about lowering, asks for a remedy, about AMD, about Gluon or Proton): read once per query, not once
+    per candidate."""
     return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)),
-            bool(_AMD_QUERY.search(query)))
-
-
-@lru_cache(maxsize=64)
-def _about_side(query: str) -> bool:
-    return bool(_SIDE_QUERY.search(query))
+            bool(_AMD_QUERY.search(query)), bool(_SIDE_QUERY.search(query)))
 
 
 def links_of(chunk: StoredChunk) -> list:
@@ -434,7 +428,8 @@ TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend"
 ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
 CHECKOUT_OF = {package: checkout for checkout, package in TARGET_CORPORA.values()}
 # A package corpus mirrors part of its checkout corpus: checkout path prefix -> the same files' path in the package
-PKG_ROOTS = {"triton-pkg": {"third_party/nvidia/backend/": "backends/nvidia/", "python/triton/": ""},
+PKG_ROOTS = {"triton-pkg": {"third_party/nvidia/backend/": "backends/nvidia/", "third_party/proton/proton/": "profiler/",
+                            "python/triton/": ""},
              "triton-ascend-pkg": {"third_party/ascend/backend/": "backends/ascend/", "python/triton/": ""}}
 
 

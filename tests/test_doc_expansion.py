@@ -301,4 +301,5 @@ def test_a_package_corpus_takes_the_questions_of_the_same_file_in_its_checkout(t
     assert exp.text_for("triton-pkg", "language/core.py", 11, 40) == ""  # other lines: another chunk
     assert exp.text_for("triton-ascend-pkg", "language/core.py", 10, 40) == ""  # the other checkout's pairs only
     assert checkout_path("triton-pkg", "backends/nvidia/driver.py") == "third_party/nvidia/backend/driver.py"
+    assert checkout_path("triton-pkg", "profiler/profile.py") == "third_party/proton/proton/profile.py"  # Proton
     assert pipeline.default_expansion("triton-pkg") == pipeline.default_expansion("triton") != []

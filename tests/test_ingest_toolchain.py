@@ -46,3 +46,5 @@ def test_installed_package_corpus_leaves_out_what_crowds_answers():
     core = StoredChunk(corpus="triton-pkg", kind="function", path="language/core.py")
     assert prior("what does tl.load do with a mask", gluon) < prior("what does tl.load do with a mask", core) == 1.0
     assert prior("what does a Gluon layout mean", gluon) == 1.0
+    profiler = StoredChunk(corpus="triton-pkg", kind="function", path="profiler/profile.py")
+    assert prior("what does tl.load do with a mask", profiler) < 1.0 == prior("how do I profile a kernel", profiler)
