@@ -14,7 +14,8 @@ from evals.retrieval.ltr.make import export
 from kopt.config import Settings
 from kopt.errors import KoptError
 from kopt.index import open_index
-from kopt.index.ranker import FEATURES, TREES, Trees, candidates, load_trees
+from kopt.index.ranker import FEATURES, TREES, WEIGHT, Trees, candidates, load_trees
+from kopt.index.search import FILE_REPEAT_DECAY
 from kopt.ingest import ingest_corpus
 
 
@@ -56,7 +57,7 @@ def index(tmp_path, monkeypatch):
     index.close()
 
 
-def test_learned_order_ranks_the_candidates_by_hybrid_plus_probability(index):
+def test_learned_order_ranks_the_candidates_by_hybrid_plus_probability_spread_over_files(index):
     query = "quokka heuristic for the access order"
     hits, rows = candidates(index, query)
     hybrid = index.search(query, k=50)
@@ -66,8 +67,15 @@ def test_learned_order_ranks_the_candidates_by_hybrid_plus_probability(index):
 
     learned = index.search(query, k=5, mode="hybrid+ltr")
     probs = load_trees().probability(rows)
-    want = sorted(range(len(hits)), key=lambda i: (-(rows[i][0] + probs[i]), i))[:5]
+    keys = [round(row[0] + WEIGHT * p, 4) for row, p in zip(rows, probs)]
+    order, seen, spread = sorted(range(len(hits)), key=lambda i: (-keys[i], i)), {}, {}
+    for i in order:  # the n-th further chunk of a file scores x FILE_REPEAT_DECAY^n
+        path = hits[i].chunk.path
+        spread[i] = round(keys[i] * FILE_REPEAT_DECAY ** seen.get(path, 0), 4)
+        seen[path] = seen.get(path, 0) + 1
+    want = sorted(order, key=lambda i: -spread[i])[:5]
     assert [h.key for h in learned] == [hits[i].key for i in want]
+    assert [h.score for h in learned] == [spread[i] for i in want]
     assert [h.score for h in learned] == sorted((h.score for h in learned), reverse=True)
     assert "TritonGPUFixtureCoalesce" in [h.meta["symbol"] for h in learned[:3]]
     assert [h.key for h in index.search(query, k=3, mode="hybrid+ltr")] == [h.key for h in learned[:3]]  # any k
