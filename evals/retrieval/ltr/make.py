@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from kopt.index.hits import Hit
-from kopt.index.ranker import FEATURES, candidates
+from kopt.index.ranker import FEATURES, WEIGHT, candidates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: evals.* as the tests import it
 from evals.retrieval.teacher.make import held_out_files
@@ -162,7 +162,8 @@ def dev(model_path: Path) -> None:
 TUNING_SETS = ("blind-2026-12", *(f"blind-2026-12{c}" for c in "bcdefghij"))  # every look taken: they teach now
 EVERY_CORPUS = ["triton", "triton-ascend", "passes", "patterns"]
 TREES_OUT = HERE.parents[2] / "index" / "models" / "ranker.json"
-ORDERS = {"hybrid": 0.0, "trees": None, "w0.3": 0.3, "w1": 1.0}  # key = hybrid / best + w x probability (None: alone)
+# key = hybrid / best + w x probability (None: the trees alone); "default" is kopt's order: w = WEIGHT, then spread
+ORDERS = {"hybrid": 0.0, "trees": None, "w0.3": 0.3, "w1": 1.0, "default": WEIGHT}
 
 
 def _engineer_questions() -> list:
@@ -226,11 +227,21 @@ def _fit(items: list[dict]):
     return HistGradientBoostingClassifier(**PARAMS, random_state=SEED).fit(x, y)
 
 
-def _reciprocal_ranks(item: dict, keys) -> tuple[float, float]:
-    """File and symbol 1/rank of the top 10 by `keys` (ties: hybrid order), 0 when missed."""
+def _reciprocal_ranks(item: dict, keys, spread: bool = False) -> tuple[float, float]:
+    """File and symbol 1/rank of the top 10 by `keys` (ties: hybrid order), 0 when missed; `spread`: then the n-th
+    further chunk of a file x FILE_REPEAT_DECAY^n, as kopt's order does."""
+    from kopt.index.search import FILE_REPEAT_DECAY
     from kopt.retrieval_eval import first_rank
 
-    top = [item["metas"][i] for i in sorted(range(len(keys)), key=lambda i: (-keys[i], i))[:10]]
+    order = sorted(range(len(keys)), key=lambda i: (-keys[i], i))
+    if spread:
+        seen, spread_keys = {}, {}
+        for i in order:
+            path = item["metas"][i]["path"]
+            spread_keys[i] = keys[i] * FILE_REPEAT_DECAY ** seen.get(path, 0)
+            seen[path] = seen.get(path, 0) + 1
+        order = sorted(order, key=lambda i: -spread_keys[i])
+    top = [item["metas"][i] for i in order[:10]]
     ranks = [first_rank(item["question"], top, level) for level in ("file", "symbol")]
     return tuple(1 / r if r else 0.0 for r in ranks)
 
@@ -273,7 +284,7 @@ def cv(second: bool = False, by_file: bool = False) -> None:
             style = "dev style" if name in DEV_SETS else "blind style"
             for label in ("all", f"{style}, {'every corpus' if it['scope'] == 'every' else 'narrow scope'}"):
                 for order, w in ORDERS.items():
-                    ranks = _reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p)
+                    ranks = _reciprocal_ranks(it, p if w is None else it["x"][:, 0] + w * p, order == "default")
                     scores.setdefault(label, {o: [] for o in ORDERS})[order].append(ranks)
         print(f"fold {fold}: trained on {len(train)} searches, tested {len(test)}", flush=True)
     rng = np.random.default_rng(0)
