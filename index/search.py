@@ -408,12 +408,19 @@ def _spread_files(hits: list[Hit]) -> list[Hit]:
     Dropping them (at most 1-2 chunks per file) lifted file recall but lost the right chunk of a big
     file (symbol R@10 0.864 -> 0.712 on dev); a gentle decay keeps it within reach.
     """
-    seen: dict[str, int] = {}
-    for h in hits:
-        path = h.chunk.path
-        h.score = round(h.score * FILE_REPEAT_DECAY ** seen.get(path, 0), 4)
-        seen[path] = seen.get(path, 0) + 1
+    for h, score in zip(hits, spread_scores([h.chunk.path for h in hits], [h.score for h in hits])):
+        h.score = score
     return sorted(hits, key=lambda h: -h.score)
+
+
+def spread_scores(paths: list[str], scores: list[float]) -> list[float]:
+    """Each score (listed best first) x FILE_REPEAT_DECAY^n, n the chunks of its file listed before it."""
+    seen: dict[str, int] = {}
+    spread = []
+    for path, score in zip(paths, scores):
+        spread.append(round(score * FILE_REPEAT_DECAY ** seen.get(path, 0), 4))
+        seen[path] = seen.get(path, 0) + 1
+    return spread
 
 
 def _payload_key(meta: dict) -> tuple:

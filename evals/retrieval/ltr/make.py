@@ -228,19 +228,15 @@ def _fit(items: list[dict]):
 
 
 def _reciprocal_ranks(item: dict, keys, spread: bool = False) -> tuple[float, float]:
-    """File and symbol 1/rank of the top 10 by `keys` (ties: hybrid order), 0 when missed; `spread`: then the n-th
-    further chunk of a file x FILE_REPEAT_DECAY^n, as kopt's order does."""
-    from kopt.index.search import FILE_REPEAT_DECAY
+    """File and symbol 1/rank of the top 10 by `keys` (ties: hybrid order), 0 when missed; `spread`: then spread over
+    files as kopt's order is."""
+    from kopt.index.search import spread_scores
     from kopt.retrieval_eval import first_rank
 
     order = sorted(range(len(keys)), key=lambda i: (-keys[i], i))
     if spread:
-        seen, spread_keys = {}, {}
-        for i in order:
-            path = item["metas"][i]["path"]
-            spread_keys[i] = keys[i] * FILE_REPEAT_DECAY ** seen.get(path, 0)
-            seen[path] = seen.get(path, 0) + 1
-        order = sorted(order, key=lambda i: -spread_keys[i])
+        spread_keys = spread_scores([item["metas"][i]["path"] for i in order], [round(float(keys[i]), 4) for i in order])
+        order = [i for _, i in sorted(zip(spread_keys, order), key=lambda pair: -pair[0])]
     top = [item["metas"][i] for i in order[:10]]
     ranks = [first_rank(item["question"], top, level) for level in ("file", "symbol")]
     return tuple(1 / r if r else 0.0 for r in ranks)
