@@ -333,7 +333,8 @@ def test_the_corpora_cover_the_amd_backend_and_the_ascend_front_end_not_vendored
     ascend = load_manifest("triton-ascend")
     paths = ["python/triton/language/semantic.py", "python/triton/compiler/code_generator.py",
              "third_party/ascend/ascend_ir.cc", "python/triton/extension/buffer/src/buffer_ir.cc",
-             "lib/runtime/libentry/libentry.cpp", "include/runtime/libentry/libentry.h", "python/triton/tools/disasm.py", "python/triton/language/extra/cuda/libdevice.py",
+             "lib/runtime/libentry/libentry.cpp", "include/runtime/libentry/libentry.h",
+             "python/triton/tools/disasm.py", "python/triton/language/extra/cuda/libdevice.py",
              "third_party/ascend/unittest/test_add.py", "lib/Dialect/TritonGPU/IR/Dialect.cpp",
              "third_party/amd/lib/TritonAMDGPUTransforms/StreamPipeline.cpp"]
     assert selected(paths, ascend.include, ascend.exclude) == sorted(paths[:6])

@@ -85,7 +85,8 @@ def ingest_cmd(corpus: str, path: Path | None, rev: str | None, embed_model: str
               type=click.Choice(["hybrid+ltr", "hybrid", "dense", "sparse", "hybrid+llm", "hybrid+rerank",
                                  "hybrid+graph"]),
               help="hybrid+ltr: hybrid, sparse and dense candidates ordered by kopt's learned ranker (trees fitted on "
-                   "blind questions; the best order without an LLM on fresh blind questions, evals/RESULTS.md). "
+                   "blind questions, weighed at half and spread over files; the best order measured without an LLM, "
+                   "evals/RESULTS.md). "
                    "hybrid: the fused scores alone. hybrid+llm: the hybrid top 20 reordered by the configured LLM "
                    "(one call). hybrid+rerank: reordered by a cross-encoder you trained (kopt index train; it has not "
                    "beaten hybrid). hybrid+graph: hybrid, then the top hits lend score along the symbol graph (a "

@@ -1,7 +1,7 @@
 """The learned ranker (index/ranker.py): its fit on the looked-at blind questions, and the earlier attempts.
 
-The trees kopt ships for the opt-in mode hybrid+ltr (evals/retrieval/README.md, "A learned ranker fitted on the
-looked-at blind questions"; `--by-file` is the check that kept them opt-in):
+The trees of kopt's default order, hybrid+ltr (evals/retrieval/README.md, "A learned ranker fitted on the looked-at
+blind questions"; `cv --by-file` is the gate a later fit must pass, its `default` row the order kopt ships):
 
     python evals/retrieval/ltr/make.py cv [--second] [--by-file]  # leave one tuning set out (or test unseen files)
     python evals/retrieval/ltr/make.py fit [--second]             # -> index/models/ranker.json (about 2 minutes)
@@ -235,7 +235,8 @@ def _reciprocal_ranks(item: dict, keys, spread: bool = False) -> tuple[float, fl
 
     order = sorted(range(len(keys)), key=lambda i: (-keys[i], i))
     if spread:
-        spread_keys = spread_scores([item["metas"][i]["path"] for i in order], [round(float(keys[i]), 4) for i in order])
+        paths = [item["metas"][i]["path"] for i in order]
+        spread_keys = spread_scores(paths, [round(float(keys[i]), 4) for i in order])
         order = [i for _, i in sorted(zip(spread_keys, order), key=lambda pair: -pair[0])]
     top = [item["metas"][i] for i in order[:10]]
     ranks = [first_rank(item["question"], top, level) for level in ("file", "symbol")]
@@ -332,6 +333,7 @@ def fit(out: Path = TREES_OUT, second: bool = False) -> None:
     out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(f"{len(doc['roots'])} trees, {len(doc['feature'])} nodes, {doc['searches']} searches -> {out} "
           f"({out.stat().st_size} bytes)")
+
 
 def main(argv: list[str]) -> None:
     step, *args = argv
