@@ -71,6 +71,12 @@ OFF_TARGET_PRIOR = 0.7
 # wrappers; like the AMD backend they are weighed down unless the question is about them.
 _SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")  # checkout paths
 _SIDE_QUERY = re.compile(r"\b(?:gluon\w*|ttgl|proton|profil\w*|instrument\w*|intra-?kernel)\b", re.I)
+# triton-ascend carries its own copies of many upstream files (the front end, the runtime, the compiler driver), which
+# restate Triton's words. A question about Ascend is answered by triton-ascend's copy, any other by Triton's own: when
+# both trees' copies of a file are candidates, the other tree's is weighed down as an off-target backend is.
+_ASCEND_QUERY = re.compile(r"\b(?:ascend\w*|npus?|cann|davinci|ai ?cores?|aiv|aic|hivm\w*|bisheng\w*|hfusion|hacc|linalg"
+                           r"|torch_npu|atlas|910\w*|mindspore|cube (?:cores?|units?)|vector cores?|unified buffer|msprof\w*"
+                           r"|ttadapter)\b", re.I)
 # A question that pastes a compiler message ("remark: ...", 'ValueError: ...') is answered by the code that emits it.
 _QUOTED = re.compile(r"\"([^\"]{12,})\"|(?<!\w)'([^']{12,})'(?!\w)|\b\w*(?:Error|Warning|remark|error|warning):\s*(.{12,})")
 MESSAGE_WEIGHT = 1.0  # added x the message's Dice overlap with the chunk's best emitted diagnostic
@@ -218,6 +224,7 @@ class Index:
         if mode == "hybrid":
             for h in hits:
                 h.score = round(h.score * prior(query, h.chunk), 4)
+            _weigh_down_other_trees_copies(hits, query)
         if mode == "hybrid" and not path_glob:
             hits = self._credit_emitters(hits, query, corpus, flt)
         hits = sorted(hits, key=lambda h: -h.score)
@@ -433,6 +440,7 @@ def _payload_key(meta: dict) -> tuple:
 # ranked 0.44 file MRR searching everything); L4 cites the first one ingested
 TARGET_CORPORA = {"nvidia": ("triton", "triton-pkg"), "ascend": ("triton-ascend", "triton-ascend-pkg")}
 ALL_COMPILER_CORPORA = {n for names in TARGET_CORPORA.values() for n in names}
+TREE_OF = {name: target for target, names in TARGET_CORPORA.items() for name in names}
 CHECKOUT_OF = {package: checkout for checkout, package in TARGET_CORPORA.values()}
 # A package corpus mirrors part of its checkout corpus: checkout path prefix -> the same files' path in the package
 PKG_ROOTS = {"triton-pkg": {"third_party/nvidia/backend/": "backends/nvidia/", "third_party/proton/proton/": "profiler/",
@@ -446,6 +454,19 @@ def checkout_path(corpus: str, path: str) -> str | None:
         if path.startswith(root):
             return prefix + path.removeprefix(root)
     return None
+
+
+def _weigh_down_other_trees_copies(hits: list[Hit], query: str) -> None:
+    """Where both trees' copies of a file are candidates, weigh down the copy in the tree the question is not about."""
+    def place(h: Hit) -> tuple[str | None, str]:
+        return TREE_OF.get(h.chunk.corpus), checkout_path(h.chunk.corpus, h.chunk.path) or h.chunk.path
+
+    asked = "ascend" if _ASCEND_QUERY.search(query) else "nvidia"
+    held = {path for tree, path in map(place, hits) if tree == asked}
+    for h in hits:
+        tree, path = place(h)
+        if tree not in (None, asked) and path in held:
+            h.score = round(h.score * OFF_TARGET_PRIOR, 4)
 
 
 def _one_copy(hits: list[Hit]) -> list[Hit]:

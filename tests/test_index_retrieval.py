@@ -479,3 +479,44 @@ def test_a_file_in_both_the_checkout_and_the_package_is_one_hit_citing_the_check
     knob = [h for h in hits if h.meta["symbol"] == "read_pelican_knob"]
     assert len(knob) == 1 and knob[0].meta["corpus"] == "triton"
     assert knob[0].meta["path"] == "python/triton/fixture_knobs.py"
+
+
+def test_a_file_both_trees_hold_weighs_less_in_the_tree_the_question_is_not_about(settings, checkout):
+    """triton-ascend carries its own copy of Triton's front end: a question that names no Ascend word gets Triton's
+    copy first; one about Ascend lifts triton-ascend's copy against Triton's by the off-target factor, twice over
+    (its own copy is no longer weighed down, the other one is)."""
+    from kopt.index.search import OFF_TARGET_PRIOR
+
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    ingest_corpus("triton-ascend", settings, path=checkout, progress=False)
+    index = open_index(settings)
+
+    def copies(question: str) -> dict[str, float]:
+        return {h.meta["corpus"]: h.score for h in index.search(question, k=10) if h.meta["symbol"] == "read_pelican_knob"}
+
+    plain, ascend = copies("where is the pelican knob dump read"), copies("where is the pelican knob dump read on an Ascend NPU")
+    assert list(plain) == ["triton", "triton-ascend"]
+    lift = (ascend["triton-ascend"] / ascend["triton"]) / (plain["triton-ascend"] / plain["triton"])
+    assert lift == pytest.approx(1 / OFF_TARGET_PRIOR**2, rel=0.02)
+
+
+def test_only_the_other_trees_copy_of_a_file_both_trees_hold_weighs_less():
+    from kopt.index.hits import Hit, StoredChunk
+    from kopt.index.search import OFF_TARGET_PRIOR, _weigh_down_other_trees_copies
+
+    front_end = "python/triton/language/semantic.py"
+
+    def scores(question: str, *places: tuple[str, str]) -> list[float]:
+        hits = [Hit(1.0, "", StoredChunk(corpus=corpus, path=path)) for corpus, path in places]
+        _weigh_down_other_trees_copies(hits, question)
+        return [h.score for h in hits]
+
+    places = [("triton", front_end), ("triton-ascend", front_end),
+              ("triton-ascend", "third_party/ascend/backend/compiler.py"), ("passes", "coalesce.md")]
+    assert scores("why does fp16 division run in fp32", *places) == [1.0, OFF_TARGET_PRIOR, 1.0, 1.0]
+    assert scores("why does fp16 division run in fp32 on the NPU", *places) == [OFF_TARGET_PRIOR, 1.0, 1.0, 1.0]
+    assert scores("which hivm ops does CANN's compiler emit", *places)[:2] == [OFF_TARGET_PRIOR, 1.0]
+    # a copy alone among the candidates keeps its score; an installed package's copy is matched by its checkout path
+    assert scores("why does fp16 division run in fp32", ("triton-ascend", front_end)) == [1.0]
+    assert scores("why does fp16 division run in fp32", ("triton-pkg", "language/semantic.py"),
+                  ("triton-ascend-pkg", "language/semantic.py")) == [1.0, OFF_TARGET_PRIOR]
