@@ -207,9 +207,19 @@ class Index:
                 seen = {h.key for h in ranked}
                 ranked += [h for h in self.search(query, corpus=corpus, k=k, filters=filters) if h.key not in seen]
             return ranked[:k]
+        if k > POOL:  # past the pool: its top hits as any smaller k gets them, then a wider pool's further ones
+            head = self._fused(query, corpus, POOL, mode, filters, dense_vector, POOL)
+            seen = {h.key for h in head}
+            wide = self._fused(query, corpus, k, mode, filters, dense_vector, k)
+            return head + [h for h in wide if h.key not in seen][:k - len(head)]
+        return self._fused(query, corpus, k, mode, filters, dense_vector, POOL)
+
+    def _fused(self, query: str, corpus, k: int, mode: str, filters: dict | None, dense_vector: list[float] | None,
+               pool: int) -> list[Hit]:
+        """The top k of one mode's fused candidates, each retriever asked for its top `pool` per corpus."""
         graph, mode = mode == GRAPH_MODE, "hybrid" if mode == GRAPH_MODE else mode
         flt, path_glob = _filters(filters)
-        fetch = max(POOL, k) * (4 if path_glob else 1)
+        fetch = pool * (4 if path_glob else 1)
         sparse = query_vector(query, expand(query), EXPANSION_WEIGHT) if mode != "dense" else None
         found: dict[str, list] = {}  # candidates of every corpus, normalised together so no corpus gets a free top score
         for _, entry in self._entries(corpus, (filters or {}).get("target")):

@@ -500,6 +500,20 @@ def test_a_file_both_trees_hold_weighs_less_in_the_tree_the_question_is_not_abou
     assert lift == pytest.approx(1 / OFF_TARGET_PRIOR**2, rel=0.02)
 
 
+def test_past_the_pool_the_top_hits_stay_those_a_smaller_k_gets(settings, checkout, monkeypatch):
+    """`kopt search --k` goes past the candidates each retriever gives (POOL): a wider pool renormalises the fused
+    scores, so the pool's own top hits come first, as any smaller k ranks them, and the wider pool's further ones
+    follow."""
+    import kopt.index.search as search
+
+    ingest_corpus("triton", settings, path=checkout, progress=False)
+    index = open_index(settings)
+    monkeypatch.setattr(search, "POOL", 2)  # the fixture corpus is small: a pool of 2 binds as 50 does on Triton
+    for query in ("quokka heuristic access", "quokka access load", "pelican knob dump"):
+        within, past = index.search(query, k=2), index.search(query, k=12)
+        assert [h.key for h in past[:2]] == [h.key for h in within], query
+        assert len(past) > 2 and len({h.key for h in past}) == len(past), query
+
 def test_only_the_other_trees_copy_of_a_file_both_trees_hold_weighs_less():
     from kopt.index.hits import Hit, StoredChunk
     from kopt.index.search import OFF_TARGET_PRIOR, _weigh_down_other_trees_copies
