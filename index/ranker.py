@@ -57,7 +57,7 @@ def candidates(index, query: str, corpus=None, filters: dict | None = None) -> t
     ranks = {mode: {h.key: (i, h.score) for i, h in enumerate(found)} for mode, found in lists.items()}
     best = {mode: max((h.score for h in found), default=0.0) or 1.0 for mode, found in lists.items()}
     want = set(tokens(query))
-    about_ir, about_lowering, _, about_amd, _ = _query_shape(query)
+    about_ir, about_lowering, _, about_amd, _, _ = _query_shape(query)
     asked = [math.log1p(len(want)), float(about_ir), float(about_lowering), float(about_amd),
              float(bool(_QUOTED.search(query)))]
     per_file: dict[str, int] = {}

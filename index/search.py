@@ -71,9 +71,11 @@ OFF_TARGET_PRIOR = 0.7
 # wrappers; like the AMD backend they are weighed down unless the question is about them.
 _SIDE_PATHS = ("python/triton/experimental/", "python/src/gluon_ir.cc", "third_party/proton/")  # checkout paths
 _SIDE_QUERY = re.compile(r"\b(?:gluon\w*|ttgl|proton|profil\w*|instrument\w*|intra-?kernel)\b", re.I)
-# triton-ascend carries its own copies of many upstream files (the front end, the runtime, the compiler driver), which
-# restate Triton's words. A question about Ascend is answered by triton-ascend's copy, any other by Triton's own: when
-# both trees' copies of a file are candidates, the other tree's is weighed down as an off-target backend is.
+# A question about Ascend is answered by triton-ascend (of the 342 looked-at questions that name Ascend's words, two
+# have a gold in Triton's own tree, each beside one in triton-ascend's), so Triton's compiler weighs down on it as the
+# AMD backend does on other questions. triton-ascend also carries its own copies of many upstream files (the front
+# end, the runtime, the compiler driver) that restate Triton's words: any other question is answered by Triton's own
+# copy, so when both trees' copies of a file are candidates, the other tree's weighs down.
 _ASCEND_QUERY = re.compile(r"\b(?:ascend\w*|npus?|cann|davinci|ai ?cores?|aiv|aic|hivm\w*|bisheng\w*|hfusion|hacc|linalg"
                            r"|torch_npu|atlas|910\w*|mindspore|cube (?:cores?|units?)|vector cores?|unified buffer|msprof\w*"
                            r"|ttadapter)\b", re.I)
@@ -382,7 +384,7 @@ class Index:
 
 def prior(query: str, chunk: StoredChunk) -> float:
     """How much the question's shape trusts a chunk of this kind and place (a factor on its fused score)."""
-    about_ir, about_lowering, wants_remedy, about_amd, about_side = _query_shape(query)
+    about_ir, about_lowering, wants_remedy, about_amd, about_side, about_ascend = _query_shape(query)
     factor = 1.0
     if not about_ir:
         factor *= KIND_PRIOR.get(chunk.kind, 1.0)
@@ -394,15 +396,17 @@ def prior(query: str, chunk: StoredChunk) -> float:
         factor *= OFF_TARGET_PRIOR
     if (checkout_path(chunk.corpus, chunk.path) or chunk.path).startswith(_SIDE_PATHS) and not about_side:
         factor *= OFF_TARGET_PRIOR
+    if about_ascend and TREE_OF.get(chunk.corpus) == "nvidia":
+        factor *= OFF_TARGET_PRIOR
     return factor
 
 
 @lru_cache(maxsize=64)
-def _query_shape(query: str) -> tuple[bool, bool, bool, bool, bool]:
-    """(about IR, about lowering, asks for a remedy, about AMD, about Gluon or Proton): read once per query, not once
-    per candidate."""
+def _query_shape(query: str) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """(about IR, about lowering, asks for a remedy, about AMD, about Gluon or Proton, about Ascend): read once per
+    query, not once per candidate."""
     return (bool(_IR_QUERY.search(query)), bool(_LOWERING_QUERY.search(query)), bool(_REMEDY_QUERY.search(query)),
-            bool(_AMD_QUERY.search(query)), bool(_SIDE_QUERY.search(query)))
+            bool(_AMD_QUERY.search(query)), bool(_SIDE_QUERY.search(query)), bool(_ASCEND_QUERY.search(query)))
 
 
 def links_of(chunk: StoredChunk) -> list:
@@ -471,7 +475,7 @@ def _weigh_down_other_trees_copies(hits: list[Hit], query: str) -> None:
     def place(h: Hit) -> tuple[str | None, str]:
         return TREE_OF.get(h.chunk.corpus), checkout_path(h.chunk.corpus, h.chunk.path) or h.chunk.path
 
-    asked = "ascend" if _ASCEND_QUERY.search(query) else "nvidia"
+    asked = "ascend" if _query_shape(query)[5] else "nvidia"
     held = {path for tree, path in map(place, hits) if tree == asked}
     for h in hits:
         tree, path = place(h)

@@ -317,6 +317,22 @@ def test_amd_chunks_weigh_less_unless_the_question_is_about_amd():
         assert prior(about_amd, amd) == 1.0, about_amd
 
 
+def test_an_ascend_question_weighs_tritons_own_compiler_down():
+    """An Ascend question is answered by triton-ascend: Triton's checkout and package weigh the off-target factor on
+    it; triton-ascend and the notes weigh as they would without the Ascend words."""
+    from kopt.index.hits import StoredChunk
+    from kopt.index.search import OFF_TARGET_PRIOR, prior
+
+    plain = "how is an fp32 to fp16 cast with rtz rounding lowered"
+    triton = [StoredChunk(corpus="triton", kind="function", path="lib/Conversion/TritonGPUToLLVM/ElementwiseOpToLLVM.cpp"),
+              StoredChunk(corpus="triton-pkg", kind="function", path="language/semantic.py")]
+    others = [StoredChunk(corpus="triton-ascend", kind="function", path="third_party/ascend/lib/TritonToHFusion/TritonToHFusion.cpp"),
+              StoredChunk(corpus="triton-ascend", kind="function", path="python/triton/language/semantic.py"),
+              StoredChunk(corpus="passes", kind="pass", path="ascend/triton-to-linalg.md")]
+    for asked in (plain + " on the NPU", plain + " by triton-ascend", "CANN: " + plain):
+        assert [prior(asked, c) for c in triton] == [pytest.approx(OFF_TARGET_PRIOR * prior(plain, c)) for c in triton]
+        assert [prior(asked, c) for c in others] == [prior(plain, c) for c in others]
+
 def test_the_corpora_cover_the_amd_backend_and_the_ascend_front_end_not_vendored_headers_or_tests():
     """Blind questions ask about both (evals/retrieval/README.md, "A fifth blind set"), and about the C++ only
     triton-ascend has (its buffer extension, libentry); HIP headers, lit tests and triton-ascend's older copies of
@@ -483,8 +499,8 @@ def test_a_file_in_both_the_checkout_and_the_package_is_one_hit_citing_the_check
 
 def test_a_file_both_trees_hold_weighs_less_in_the_tree_the_question_is_not_about(settings, checkout):
     """triton-ascend carries its own copy of Triton's front end: a question that names no Ascend word gets Triton's
-    copy first; one about Ascend lifts triton-ascend's copy against Triton's by the off-target factor, twice over
-    (its own copy is no longer weighed down, the other one is)."""
+    copy first; one about Ascend lifts triton-ascend's copy against Triton's by the off-target factor three times
+    over (its own copy is no longer weighed down; Triton's is, as the other tree's copy and as Triton's compiler)."""
     from kopt.index.search import OFF_TARGET_PRIOR
 
     ingest_corpus("triton", settings, path=checkout, progress=False)
@@ -497,7 +513,7 @@ def test_a_file_both_trees_hold_weighs_less_in_the_tree_the_question_is_not_abou
     plain, ascend = copies("where is the pelican knob dump read"), copies("where is the pelican knob dump read on an Ascend NPU")
     assert list(plain) == ["triton", "triton-ascend"]
     lift = (ascend["triton-ascend"] / ascend["triton"]) / (plain["triton-ascend"] / plain["triton"])
-    assert lift == pytest.approx(1 / OFF_TARGET_PRIOR**2, rel=0.02)
+    assert lift == pytest.approx(1 / OFF_TARGET_PRIOR**3, rel=0.02)
 
 
 def test_past_the_pool_the_top_hits_stay_those_a_smaller_k_gets(settings, checkout, monkeypatch):
