@@ -333,6 +333,7 @@ def test_an_ascend_question_weighs_tritons_own_compiler_down():
         assert [prior(asked, c) for c in triton] == [pytest.approx(OFF_TARGET_PRIOR * prior(plain, c)) for c in triton]
         assert [prior(asked, c) for c in others] == [prior(plain, c) for c in others]
 
+
 def test_the_corpora_cover_the_amd_backend_and_the_ascend_front_end_not_vendored_headers_or_tests():
     """Blind questions ask about both (evals/retrieval/README.md, "A fifth blind set"), and about the C++ only
     triton-ascend has (its buffer extension, libentry); HIP headers, lit tests and triton-ascend's older copies of
@@ -529,6 +530,7 @@ def test_past_the_pool_the_top_hits_stay_those_a_smaller_k_gets(settings, checko
         within, past = index.search(query, k=2), index.search(query, k=12)
         assert [h.key for h in past[:2]] == [h.key for h in within], query
         assert len(past) > 2 and len({h.key for h in past}) == len(past), query
+
 
 def test_only_the_other_trees_copy_of_a_file_both_trees_hold_weighs_less():
     from kopt.index.hits import Hit, StoredChunk
